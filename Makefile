@@ -1,0 +1,39 @@
+# rewardkit: every target creates or reuses .venv and installs what it needs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint typecheck toolchains docker clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+demo: $(STAMP)
+	$(PY) -m rewardkit demo --out out/demo.json
+
+toolchains:
+	@bash scripts/install-toolchains.sh
+
+docker:
+	@bash scripts/docker-setup.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check rewardkit sandbox analyzers trainers benchmarks tests
+
+typecheck: $(STAMP)
+	@bash scripts/typecheck.sh $(VENV)
+
+test: $(STAMP) toolchains docker lint typecheck
+	$(PY) -m pytest -q -ra
+
+bench: $(STAMP) toolchains docker
+	@for script in benchmarks/perf/bench_*.py; do \
+		echo "== $$script"; $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .typecheck .mypy_cache .ruff_cache .pytest_cache out

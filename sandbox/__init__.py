@@ -1,0 +1,23 @@
+"""Code execution and metering (SPEC §3.1, §4.6, §6).
+
+>>> from rewardkit.sandbox import Sandbox, TestSuite, Limits, ExecutionResult, Status
+"""
+
+from .judge import normalize_output, values_equal
+from .runtime.languages import LANGUAGES
+from .sandbox import Sandbox
+from .suite import Case, SuiteError, TestSuite
+from .types import ExecutionResult, Limits, Status
+
+__all__ = [
+    "LANGUAGES",
+    "Case",
+    "ExecutionResult",
+    "Limits",
+    "Sandbox",
+    "Status",
+    "SuiteError",
+    "TestSuite",
+    "normalize_output",
+    "values_equal",
+]

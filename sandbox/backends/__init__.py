@@ -1,0 +1,1 @@
+"""Where workers run: on this machine (``local``) or in containers (``docker``)."""

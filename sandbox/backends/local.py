@@ -1,0 +1,36 @@
+"""Local backend: warm worker processes on this machine, no daemon needed.
+
+Isolation (when run as root, as on these machines): each worker lives in
+private network and mount namespaces (no network at all; private tmpfs over
+/tmp, /var/tmp, /dev/shm, /run/lock; /root hidden; /proc mounted with
+hidepid=2); each run is a fresh child forked into its own pid namespace,
+running as a per-worker unprivileged uid with rlimits on CPU, address space,
+file size, open files and processes.  When the child ends, the kernel kills
+everything it started.  Without root, only rlimits and a process-group kill
+apply, and ``Sandbox.isolation`` says so.
+
+Not protected: kernel exploits, timing side channels, reading world-readable
+files of the host (the docker backend hides the host filesystem entirely).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..runtime import languages
+from .process import WorkerProcess
+
+RUNTIME_BASE = str(Path(__file__).resolve().parent.parent)
+
+
+def boot_command(base: str) -> str:
+    return (f"import sys; sys.path.insert(0, {base!r}); "
+            "from runtime.worker import main; main()")
+
+
+def start_local_worker() -> WorkerProcess:
+    argv = [sys.executable, "-s", "-c", boot_command(RUNTIME_BASE), os.environ.get("PATH", "")]
+    env = {"PATH": languages.SYSTEM_PATH, "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
+    return WorkerProcess(argv, env)

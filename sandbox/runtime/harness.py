@@ -1,0 +1,299 @@
+"""Code that runs *inside* the sandboxed child to execute a Python solution.
+
+Two shapes:
+
+* :func:`run_program` executes the solution as ``__main__`` with the given
+  stdin (``stdio`` mode).
+* :func:`serve_module` executes the solution as a module and then answers
+  call requests over a pipe (``call`` and ``script`` modes).  It returns
+  values through :func:`protocol.encode_value`; it never sees expected
+  outputs, so nothing the solution does in this process can forge a verdict.
+
+The same functions run in a child forked from the warm worker (fast path) and
+in a freshly exec'd interpreter (``python -c ... main()``, used under valgrind
+for the instruction meter and inside containers).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import os
+import sys
+import traceback
+import types
+import typing
+from typing import Any
+
+from . import protocol
+
+MODULE_NAME = "solution"
+MAX_NODES = 1_000_000
+
+# LeetCode's Python environment makes these names available without imports;
+# Mercury and Venus solutions rely on that.
+LEETCODE_PRELUDE = """
+import bisect, collections, functools, heapq, itertools, math, operator, random, re, string
+from bisect import *
+from collections import *
+from functools import *
+from heapq import *
+from itertools import *
+from math import *
+from typing import *
+"""
+
+
+class ListNode:
+    """Singly linked list node, as LeetCode defines it."""
+
+    def __init__(self, val: Any = 0, next: ListNode | None = None) -> None:
+        self.val = val
+        self.next = next
+
+
+class TreeNode:
+    """Binary tree node, as LeetCode defines it."""
+
+    def __init__(self, val: Any = 0, left: TreeNode | None = None,
+                 right: TreeNode | None = None) -> None:
+        self.val = val
+        self.left = left
+        self.right = right
+
+
+def list_to_linked(values: list[Any] | None) -> ListNode | None:
+    head = tail = None
+    for value in values or []:
+        node = ListNode(value)
+        if tail is None:
+            head = tail = node
+        else:
+            tail.next = node
+            tail = node
+    return head
+
+
+def linked_to_list(head: ListNode | None) -> list[Any]:
+    out: list[Any] = []
+    while head is not None:
+        if len(out) >= MAX_NODES:
+            raise ValueError("linked list longer than 1,000,000 nodes (a cycle?)")
+        out.append(head.val)
+        head = head.next
+    return out
+
+
+def list_to_tree(values: list[Any] | None) -> TreeNode | None:
+    """Build a tree from LeetCode's level-order list (``None`` for gaps)."""
+    if not values or values[0] is None:
+        return None
+    root = TreeNode(values[0])
+    queue = [root]
+    index = 1
+    for node in queue:
+        if index >= len(values):
+            break
+        for side in ("left", "right"):
+            if index < len(values) and values[index] is not None:
+                child = TreeNode(values[index])
+                setattr(node, side, child)
+                queue.append(child)
+            index += 1
+    return root
+
+
+def tree_to_list(root: TreeNode | None) -> list[Any]:
+    out: list[Any] = []
+    queue = [root]
+    for node in queue:
+        if len(queue) > 2 * MAX_NODES:
+            raise ValueError("tree larger than 1,000,000 nodes (a cycle?)")
+        if node is None:
+            out.append(None)
+            continue
+        out.append(node.val)
+        queue.extend((node.left, node.right))
+    while out and out[-1] is None:
+        out.pop()
+    return out
+
+
+def to_plain(value: Any) -> Any:
+    """Turn returned TreeNode/ListNode structures into their list forms."""
+    if isinstance(value, TreeNode):
+        return tree_to_list(value)
+    if isinstance(value, ListNode):
+        return linked_to_list(value)
+    if type(value) in (list, tuple) and any(isinstance(v, (TreeNode, ListNode)) for v in value):
+        return type(value)(to_plain(v) for v in value)
+    return value
+
+
+def _fresh_stdio() -> None:
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8",
+                                 errors="replace")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", write_through=False)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+
+
+def _new_module(name: str, path: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[name] = module
+    return module
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def run_program(path: str) -> None:
+    """Execute the file as ``__main__``; never returns."""
+    _fresh_stdio()
+    sys.argv = [path]
+    status = 0
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        module = _new_module("__main__", path)
+        exec(compile(source, path, "exec"), module.__dict__)
+    except SystemExit as exc:
+        status = _exit_code(exc)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    _flush()
+    os._exit(status)
+
+
+def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
+    """Execute the file as a module, then answer call requests; never returns."""
+    _fresh_stdio()
+    sys.argv = [path]
+    requests = os.fdopen(rpc_in, "rb", buffering=0)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        module = _new_module(MODULE_NAME, path)
+        namespace = module.__dict__
+        if prelude:
+            exec(LEETCODE_PRELUDE, namespace)
+            namespace.update(TreeNode=TreeNode, ListNode=ListNode)
+        exec(compile(source, path, "exec"), namespace)
+    except SystemExit as exc:
+        _flush()
+        os._exit(_exit_code(exc) or 1)
+    except BaseException as exc:
+        _reply(rpc_out, {"ok": False, "error": _describe(exc), "traceback": _tail()})
+        _flush()
+        os._exit(1)
+    names = sorted(k for k, v in namespace.items()
+                   if getattr(v, "__module__", None) == MODULE_NAME and callable(v))
+    _reply(rpc_out, {"ok": True, "names": names})
+    while True:
+        try:
+            request = protocol.read_frame(requests)
+        except protocol.ProtocolError:
+            break
+        _reply(rpc_out, _answer(namespace, request))
+    _flush()
+    os._exit(0)
+
+
+def _reply(fd: int, message: dict[str, Any]) -> None:
+    _flush()
+    protocol.write_frame_fd(fd, message)
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) < 2000 else text[:2000] + "..."
+
+
+def _tail(limit: int = 4000) -> str:
+    text = traceback.format_exc()
+    return text[-limit:]
+
+
+def _answer(namespace: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        target = _resolve(namespace, str(request["name"]))
+        args = protocol.decode_value(request.get("args", []))
+        kwargs = protocol.decode_value(request.get("kwargs", {"dict": []}))
+        args = _convert_args(target, args)
+        value = target(*args, **kwargs)
+        if value is None and request.get("return_arg") is not None:
+            value = args[int(request["return_arg"])]
+        return {"ok": True, "value": protocol.encode_value(to_plain(value))}
+    except SystemExit as exc:
+        return {"ok": False, "error": f"SystemExit({exc.code!r}) raised by the solution"}
+    except protocol.NotPlainData as exc:
+        return {"ok": False, "error": f"the solution returned something that is not plain data: {exc}"}
+    except RecursionError as exc:
+        return {"ok": False, "error": _describe(exc), "traceback": _tail()}
+    except MemoryError:
+        return {"ok": False, "error": "MemoryError", "memory": True}
+    except BaseException as exc:
+        return {"ok": False, "error": _describe(exc), "traceback": _tail()}
+
+
+def _resolve(namespace: dict[str, Any], name: str) -> Any:
+    """``func`` or ``Class.method`` (a fresh instance per call, as LeetCode does)."""
+    owner, _, method = name.rpartition(".")
+    if not owner:
+        if name not in namespace:
+            raise NameError(f"the solution defines no {name!r}")
+        return namespace[name]
+    if owner not in namespace:
+        raise NameError(f"the solution defines no class {owner!r}")
+    return getattr(namespace[owner](), method)
+
+
+def _convert_args(target: Any, args: list[Any]) -> list[Any]:
+    """Build TreeNode/ListNode arguments where the signature asks for them."""
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:
+        hints = getattr(target, "__annotations__", {}) or {}
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return list(args)
+    params = code.co_varnames[: code.co_argcount]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    converted = list(args)
+    for index, param in enumerate(params[: len(converted)]):
+        hint = str(hints.get(param, ""))
+        if "TreeNode" in hint:
+            converted[index] = list_to_tree(converted[index])
+        elif "ListNode" in hint:
+            if converted[index] and isinstance(converted[index][0], list):
+                converted[index] = [list_to_linked(v) for v in converted[index]]
+            else:
+                converted[index] = list_to_linked(converted[index])
+    return converted
+
+
+def main() -> None:
+    """Entry point for an exec'd interpreter: ``program PATH`` or ``module PATH IN OUT [prelude]``."""
+    kind, path = sys.argv[1], sys.argv[2]
+    if kind == "program":
+        run_program(path)
+    else:
+        serve_module(path, int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:] == ["prelude"])

@@ -1,0 +1,158 @@
+"""Wire format between the parent and a worker, and the plain-data value codec.
+
+Frames are a 4-byte big-endian length followed by UTF-8 JSON.  Values that
+cross from untrusted code to a trusted process (return values in ``call`` and
+``script`` mode) go through :func:`encode_value`, which accepts only exact
+builtin types.  An object whose ``__eq__`` always says True, an ``int``
+subclass with a patched comparison, or anything else that is not plain data
+cannot survive the trip, so the comparison on the trusted side sees only real
+values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from typing import Any, BinaryIO
+
+MAX_FRAME = 256 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+
+class ProtocolError(Exception):
+    """The peer sent something that is not a frame, or went away."""
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    return _HEADER.pack(len(data)) + data
+
+
+def write_frame(stream: BinaryIO, message: dict[str, Any]) -> None:
+    stream.write(encode_frame(message))
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO) -> dict[str, Any]:
+    header = _read_exact(stream, _HEADER.size)
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_FRAME:
+        raise ProtocolError(f"frame of {size} bytes exceeds the {MAX_FRAME} byte limit")
+    message = json.loads(_read_exact(stream, size).decode("utf-8"))
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame must hold a JSON object")
+    return message
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes:
+    chunks = []
+    remaining = size
+    while remaining:
+        chunk = stream.read(remaining)
+        if not chunk:
+            raise ProtocolError("peer closed the stream")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame_fd(fd: int, message: dict[str, Any]) -> None:
+    """Write a frame to a raw file descriptor (used by forked children)."""
+    view = memoryview(encode_frame(message))
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class FrameBuffer:
+    """Accumulates bytes read from a pipe and yields complete frames."""
+
+    def __init__(self, limit: int = MAX_FRAME) -> None:
+        self._data = bytearray()
+        self._limit = limit
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+
+    def pop(self) -> dict[str, Any] | None:
+        if len(self._data) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self._data)
+        if size > self._limit:
+            raise ProtocolError(f"frame of {size} bytes exceeds the {self._limit} byte limit")
+        end = _HEADER.size + size
+        if len(self._data) < end:
+            return None
+        body = bytes(self._data[_HEADER.size : end])
+        del self._data[:end]
+        message = json.loads(body.decode("utf-8"))
+        if not isinstance(message, dict):
+            raise ProtocolError("a frame must hold a JSON object")
+        return message
+
+
+class NotPlainData(TypeError):
+    """A value that is not made of exact builtin types."""
+
+
+def encode_value(value: Any, depth: int = 0) -> Any:
+    """Turn plain Python data into JSON, keeping tuples, sets, bytes and odd floats.
+
+    Only exact builtin types pass (``type(x) is int``, not ``isinstance``), so
+    user classes and subclasses of builtins are rejected with NotPlainData.
+    """
+    if depth > 200:
+        raise NotPlainData("value nested deeper than 200 levels")
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is int:
+        return value if abs(value) < 2**53 else {"int": str(value)}
+    if kind is float:
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if kind is list:
+        return [encode_value(item, depth + 1) for item in value]
+    if kind is tuple:
+        return {"tuple": [encode_value(item, depth + 1) for item in value]}
+    if kind in (set, frozenset):
+        items = [encode_value(item, depth + 1) for item in value]
+        items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        return {kind.__name__: items}
+    if kind is dict:
+        return {"dict": [[encode_value(k, depth + 1), encode_value(v, depth + 1)]
+                         for k, v in value.items()]}
+    if kind is bytes:
+        return {"bytes": value.hex()}
+    if kind is complex:
+        return {"complex": [value.real, value.imag]}
+    raise NotPlainData(f"a value of type {kind.__name__} is not plain data")
+
+
+def decode_value(data: Any) -> Any:
+    """Inverse of :func:`encode_value`; never executes anything."""
+    if isinstance(data, list):
+        return [decode_value(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) != 1:
+        raise ProtocolError("malformed encoded value")
+    ((tag, body),) = data.items()
+    if tag == "int":
+        return int(body)
+    if tag == "float":
+        return float(body)
+    if tag == "tuple":
+        return tuple(decode_value(item) for item in body)
+    if tag == "set":
+        return {decode_value(item) for item in body}
+    if tag == "frozenset":
+        return frozenset(decode_value(item) for item in body)
+    if tag == "dict":
+        return {decode_value(k): decode_value(v) for k, v in body}
+    if tag == "bytes":
+        return bytes.fromhex(body)
+    if tag == "complex":
+        return complex(body[0], body[1])
+    raise ProtocolError(f"unknown value tag {tag!r}")

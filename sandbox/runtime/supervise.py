@@ -1,0 +1,202 @@
+"""Watching one child: its pipes, its deadline, its memory, its exit.
+
+:class:`Child` owns a forked process and the worker's ends of its pipes.
+:meth:`Child.pump` runs a single select loop that reads output (killing the
+child past the output cap), forwards call requests, samples the resident set
+size for the memory-time integral, and enforces the wall-clock deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import time
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from . import isolation, protocol
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+STDERR_TAIL = 8192
+
+
+def integral_trapezoid(samples: list[tuple[float, float]]) -> float:
+    """∫ rss dt over (seconds, KiB) samples by the trapezoid rule, in KiB·s."""
+    return sum((r0 + r1) / 2.0 * (t1 - t0) for (t0, r0), (t1, r1) in pairwise(samples))
+
+
+def _rss_kb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@dataclass
+class Usage:
+    """What one child cost, in seconds, KiB and KiB·s."""
+
+    time_s: float = 0.0
+    wall_s: float = 0.0
+    peak_kb: float = 0.0
+    integral_kb_s: float = 0.0
+    exit_code: int | None = None
+    signal: int | None = None
+    killed: str | None = None  # "timeout" | "output" when the worker killed it
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Child:
+    pid: int
+    iso: isolation.Isolation
+    stdout_fd: int
+    stderr_fd: int
+    output_cap: int
+    request_fd: int | None = None
+    reply_fd: int | None = None
+    started: float = field(default_factory=time.monotonic)
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    killed: str | None = None
+    exited: bool = False
+    _samples: list[tuple[float, float]] = field(default_factory=list)
+    _outbox: bytearray = field(default_factory=bytearray)
+    _frames: protocol.FrameBuffer = field(default_factory=protocol.FrameBuffer)
+    _open: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._pidfd = os.pidfd_open(self.pid)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._pidfd, selectors.EVENT_READ)
+        for fd in (self.stdout_fd, self.stderr_fd, self.reply_fd):
+            if fd is not None:
+                os.set_blocking(fd, False)
+                self._selector.register(fd, selectors.EVENT_READ)
+                self._open.add(fd)
+        if self.request_fd is not None:
+            os.set_blocking(self.request_fd, False)
+        self._sample()
+
+    # -- driving -----------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        self._outbox += protocol.encode_frame(message)
+
+    def pump(self, deadline: float, want_frame: bool = False) -> dict[str, Any] | None:
+        """Run until the child exits (or a reply frame arrives, if wanted).
+
+        Returns the frame, or None when the child is gone (exited or killed).
+        """
+        while not self.exited:
+            if want_frame:
+                frame = self._frames.pop()
+                if frame is not None:
+                    return frame
+            self._sync_outbox()
+            now = time.monotonic()
+            if now >= deadline:
+                self.kill("timeout")
+                break
+            elapsed = now - self.started
+            interval = min(0.01, max(0.0005, elapsed / 50))
+            for key, _ in self._selector.select(min(interval, deadline - now)):
+                self._on_ready(key.fd)
+            self._sample()
+        self._drain()
+        return self._frames.pop() if want_frame else None
+
+    def _sync_outbox(self) -> None:
+        if not self._outbox or self.request_fd is None:
+            return
+        try:
+            written = os.write(self.request_fd, self._outbox)
+            del self._outbox[:written]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self._outbox.clear()
+
+    def _on_ready(self, fd: int) -> None:
+        if fd == self._pidfd:
+            self.exited = True
+            return
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._selector.unregister(fd)
+            self._open.discard(fd)
+            return
+        if fd == self.reply_fd:
+            self._frames.feed(chunk)
+            return
+        buffer = self.stdout if fd == self.stdout_fd else self.stderr
+        buffer += chunk
+        if len(self.stdout) + len(self.stderr) > self.output_cap:
+            self.kill("output")
+        elif len(self.stderr) > 4 * STDERR_TAIL:
+            del self.stderr[: len(self.stderr) - STDERR_TAIL]
+
+    def _drain(self, grace: float = 0.5) -> None:
+        """Collect what is still in the pipes once the child is gone."""
+        end = time.monotonic() + grace
+        while self._open and time.monotonic() < end and self.killed != "output":
+            events = self._selector.select(max(0.0, end - time.monotonic()))
+            if not events:
+                break
+            for key, _ in events:
+                if key.fd != self._pidfd:
+                    self._on_ready(key.fd)
+
+    def _sample(self) -> None:
+        rss = _rss_kb(self.pid)
+        if rss is not None and not self.exited:
+            self._samples.append((time.monotonic() - self.started, rss))
+
+    def close_requests(self) -> None:
+        if self.request_fd is not None:
+            os.close(self.request_fd)
+            self.request_fd = None
+
+    def kill(self, reason: str) -> None:
+        if self.killed is None:
+            self.killed = reason
+        isolation.kill_tree(self.pid, self.iso)
+
+    # -- finishing -----------------------------------------------------------------
+    def reap(self) -> Usage:
+        """Wait for the child, close every pipe, and account for its cost."""
+        if not self.exited:
+            self.kill(self.killed or "ended")
+        _, status, rusage = os.wait4(self.pid, 0)
+        wall = time.monotonic() - self.started
+        isolation.sweep(self.iso)  # in a container: what the child left behind
+        if self.killed != "output":
+            self._drain(grace=0.2)
+        for fd in [self._pidfd, self.stdout_fd, self.stderr_fd, self.reply_fd, self.request_fd]:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._selector.close()
+        samples = self._samples or [(0.0, float(rusage.ru_maxrss))]
+        samples = [(0.0, samples[0][1]), *samples, (wall, samples[-1][1])]
+        return Usage(
+            time_s=rusage.ru_utime + rusage.ru_stime,
+            wall_s=wall,
+            peak_kb=float(rusage.ru_maxrss),
+            integral_kb_s=integral_trapezoid(samples),
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            killed=self.killed,
+        )
+
+    def stderr_tail(self) -> str:
+        return bytes(self.stderr[-STDERR_TAIL:]).decode("utf-8", "replace")

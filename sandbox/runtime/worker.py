@@ -1,0 +1,468 @@
+"""The sandbox worker: a warm process that runs one job at a time for its parent.
+
+Started once per pool slot (``python -s -c BOOT``) with a scrubbed environment,
+it moves itself into private namespaces, pre-imports what Python solutions
+usually need, and then serves frames on stdin/stdout:
+
+``begin``  write the solution into a fresh work dir, compile or syntax-check it;
+           for ``module`` jobs start the long-lived call server child
+``run``    (program jobs) run once with the given stdin, measured
+``call``   (module jobs) forward one call to the server child, measured
+``end``    stop the job, report the module child's cost, delete the work dir
+
+Expected outputs and check code never reach this process: it only runs code
+and reports what happened, so a solution cannot read what it is judged by.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from . import harness, isolation, protocol
+from .languages import Language, fill, find_tool, resolve_language, source_name
+from .supervise import Child, Usage
+
+# Pre-import what the LeetCode prelude pulls in, so forked children get it free.
+exec(harness.LEETCODE_PRELUDE, {})
+
+VALGRIND_SLOWDOWN = 60
+COMPILE_OUTPUT_CAP = 1 << 20
+_TOTALS = re.compile(rb"^(?:totals|summary):\s*(\d+)", re.MULTILINE)
+
+
+@dataclass
+class Job:
+    workdir: str
+    language: Language
+    kind: str  # "program" | "module"
+    limits: dict[str, Any]
+    meter: str  # "time" | "instructions"
+    source_file: str
+    argv: list[str] | None = None  # exec'd command; None means the fork fast path
+    prelude: bool = False
+    module: Child | None = None
+
+    @property
+    def slowdown(self) -> int:
+        return VALGRIND_SLOWDOWN if self.meter == "instructions" else 1
+
+    @property
+    def time_limit(self) -> float:
+        """Wall-clock seconds one run (or one call) may take."""
+        return float(self.limits.get("time_s", 10.0)) * self.slowdown
+
+    @property
+    def cpu_limit(self) -> int:
+        """CPU seconds for the child's whole life (a module child serves many calls)."""
+        total = float(self.limits.get("cpu_total_s", self.limits.get("time_s", 10.0)))
+        return math.ceil(total * self.slowdown) + 1
+
+
+class Worker:
+    def __init__(self, tool_path: str) -> None:
+        keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable))})
+        self.iso = isolation.enter_worker_namespaces(keep)
+        self.tool_path = tool_path
+        self.python = sys.executable
+        self.base = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.job: Job | None = None
+        self._startup: dict[tuple[str, str, str], dict[str, float]] = {}
+        # Work dirs have fixed names: paths end up in the child's environment and
+        # hashed strings, so a fixed path keeps instruction counts identical.
+        if self.iso.mount_namespace:  # /tmp is private to this worker
+            self._root = "/tmp/rewardkit"
+            os.makedirs(self._root, exist_ok=True)
+        else:
+            self._root = tempfile.mkdtemp(prefix="rewardkit-")
+        os.chmod(self._root, 0o711)
+
+    # -- protocol ------------------------------------------------------------------
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        op = message.get("op")
+        if op == "hello":
+            return {"ok": True, "pid": os.getpid(), "isolation": self.iso.to_dict(),
+                    "python": sys.version.split()[0]}
+        if op == "begin":
+            self.end()
+            return self.begin(message)
+        if self.job is None:
+            return {"ok": False, "error": f"no job begun before {op!r}"}
+        if op == "run":
+            return self.run(str(message.get("stdin", "")))
+        if op == "call":
+            return self.call(message)
+        if op == "end":
+            return self.end()
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    # -- jobs ------------------------------------------------------------------------
+    def begin(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            language = resolve_language(str(message.get("language", "python")))
+        except ValueError as exc:
+            return {"ok": False, "status": "compile_error", "message": str(exc)}
+        job = self._new_job(language, str(message["code"]), str(message.get("kind", "program")),
+                            dict(message.get("limits", {})), str(message.get("meter", "time")))
+        job.prelude = bool(message.get("prelude", False))
+        self.job = job
+        failure = self._compile(job)
+        if failure is not None:
+            return failure
+        if job.kind == "module":
+            return self._start_module(job)
+        return {"ok": True}
+
+    def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
+                 meter: str, name: str = "job") -> Job:
+        workdir = os.path.join(self._root, name)
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.mkdir(workdir, 0o700)
+        name = source_name(language, code)
+        with open(os.path.join(workdir, name), "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fh.write(code)
+        return Job(workdir, language, kind, limits, meter, name)
+
+    def _env(self, job: Job) -> dict[str, str]:
+        return {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": job.workdir,
+            "TMPDIR": job.workdir,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "GOCACHE": os.path.join(job.workdir, ".gocache"),
+            "GOPATH": os.path.join(job.workdir, ".gopath"),
+            "GO111MODULE": "off",
+            "GOTOOLCHAIN": "local",
+        }
+
+    def _compile(self, job: Job) -> dict[str, Any] | None:
+        language = job.language
+        values = {"src": job.source_file, "memory_mb": str(int(job.limits.get("memory_mb", 1024))),
+                  "main_class": job.source_file[:-5] if language.name == "java" else "main",
+                  "python": self.python}
+        if language.name == "python":
+            if job.meter == "instructions":
+                job.argv = self._python_argv(job)
+            return self._python_syntax(job)
+        if language.compile:
+            tool = find_tool(language.compile[0], self.tool_path)
+            if tool is None:
+                return _compile_error(f"{language.compile[0]} not found: the {language.name} "
+                                      "toolchain is not installed where the sandbox runs")
+            argv = [tool, *fill(language.compile[1:], **values)]
+            child = self._spawn(job, _exec_target(argv, self._env(job)), os.devnull, compile_step=True)
+            child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
+            usage = child.reap()
+            if usage.exit_code != 0:
+                text = (bytes(child.stdout) + bytes(child.stderr)).decode("utf-8", "replace")
+                reason = "compiler timed out" if usage.killed == "timeout" else text[-4000:]
+                return _compile_error(reason or f"compiler exited with {usage.exit_code}")
+        run = fill(language.run, **values)
+        tool = run[0] if run[0].startswith(("./", "/")) else find_tool(run[0], self.tool_path)
+        if tool is None:
+            return _compile_error(f"{run[0]} not found: the {language.name} runtime is not installed")
+        job.argv = [tool, *run[1:]]
+        return None
+
+    def _python_argv(self, job: Job) -> list[str]:
+        boot = (f"import sys; sys.path.insert(0, {self.base!r}); "
+                "from runtime.harness import main; main()")
+        if job.kind == "module":
+            extra = ["module", job.source_file, "3", "4"] + (["prelude"] if job.prelude else [])
+        else:
+            extra = ["program", job.source_file]
+        return [self.python, "-s", "-c", boot, *extra]
+
+    def _python_syntax(self, job: Job) -> dict[str, Any] | None:
+        path = os.path.join(job.workdir, job.source_file)
+        child = self._spawn(job, lambda: _check_syntax(path), os.devnull, compile_step=True)
+        child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
+        usage = child.reap()
+        if usage.exit_code == 0:
+            return None
+        text = child.stderr_tail().strip() or f"syntax check ended with {usage.killed or usage.signal}"
+        return _compile_error(text)
+
+    def _target(self, job: Job, module: bool) -> Callable[[], None]:
+        if job.argv is not None:
+            argv = job.argv
+            if job.meter == "instructions":
+                valgrind = find_tool("valgrind", self.tool_path)
+                if valgrind is None:
+                    raise RuntimeError("valgrind is not installed: meter='instructions' needs it")
+                argv = [valgrind, "--tool=callgrind", "--callgrind-out-file=callgrind.out",
+                        "--dump-line=no", "--log-file=valgrind.log", *argv]
+            return _exec_target(argv, self._env(job))
+        env = self._env(job)
+        path = os.path.join(job.workdir, job.source_file)
+
+        def fork_target() -> None:
+            os.environ.clear()
+            os.environ.update(env)
+            if module:
+                harness.serve_module(path, 3, 4, job.prelude)
+            harness.run_program(path)
+
+        return fork_target
+
+    def _spawn(self, job: Job, target: Callable[[], None], stdin_path: str,
+               compile_step: bool = False, rpc: bool = False) -> Child:
+        language = job.language
+        memory = int(job.limits.get("memory_mb", 1024))
+        exec_under_valgrind = job.meter == "instructions" and not compile_step
+        cpu = int(job.limits.get("compile_time_s", 60)) + 1 if compile_step else job.cpu_limit
+        limits = isolation.ChildLimits(
+            cpu_s=cpu,
+            address_space_mb=memory if language.address_space_limit and not compile_step
+            and not exec_under_valgrind else None,
+            file_size_mb=int(job.limits.get("file_size_mb", 64)),
+            open_files=256,
+            processes=max(language.processes, 256) if compile_step else language.processes,
+        )
+        stdin_fd = os.open(stdin_path, os.O_RDONLY)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        req_r = req_w = rep_r = rep_w = -1
+        if rpc:
+            req_r, req_w = os.pipe()
+            rep_r, rep_w = os.pipe()
+        isolation.new_pid_namespace_for_next_fork()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            _become_child([stdin_fd, out_w, err_w] + ([req_r, rep_w] if rpc else []))
+            try:
+                isolation.prepare_child(self.iso, limits, job.workdir,
+                                        deterministic=job.meter == "instructions")
+                target()
+            except BaseException as exc:
+                os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
+            os._exit(127)
+        isolation.reset_pid_namespace()
+        for fd in (stdin_fd, out_w, err_w, req_r, rep_w):
+            if fd >= 0:
+                os.close(fd)
+        cap = int(job.limits.get("output_kb", 8192)) * 1024
+        return Child(pid, self.iso, out_r, err_r, COMPILE_OUTPUT_CAP if compile_step else cap,
+                     request_fd=req_w if rpc else None, reply_fd=rep_r if rpc else None)
+
+    # -- program jobs ------------------------------------------------------------------
+    def run(self, stdin: str) -> dict[str, Any]:
+        job = self.job
+        assert job is not None
+        if job.kind != "program":
+            return {"ok": False, "error": "run is for program jobs"}
+        stdin_path = os.path.join(job.workdir, ".stdin")
+        with open(stdin_path, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(stdin)
+        os.chmod(stdin_path, 0o600)
+        child = self._spawn(job, self._target(job, module=False), stdin_path)
+        child.pump(time.monotonic() + job.time_limit)
+        usage = child.reap()
+        report = self._report(job, child, usage)
+        self._sweep_workdir(job)
+        return report
+
+    def _report(self, job: Job, child: Child, usage: Usage) -> dict[str, Any]:
+        stderr = child.stderr_tail()
+        report = {"ok": True, "outcome": _outcome(usage, stderr, job), **usage.to_dict(),
+                  "stdout": bytes(child.stdout).decode("utf-8", "replace"), "stderr": stderr,
+                  "instructions": None}
+        if job.meter == "instructions":
+            report["instructions"] = self._instructions(job)
+        if job.argv is not None:  # exec'd: take the language's start-up cost off
+            startup = self.startup_cost(job)
+            report["time_s"] = max(0.0, usage.time_s - startup["time_s"])
+            if report["instructions"] is not None:
+                report["instructions"] = max(0, report["instructions"] - int(startup["instructions"]))
+            report["startup_subtracted"] = startup
+        return report
+
+    def _instructions(self, job: Job) -> int | None:
+        path = os.path.join(job.workdir, "callgrind.out")
+        try:
+            with open(path, "rb") as handle:
+                match = _TOTALS.search(handle.read())
+            os.unlink(path)
+        except OSError:
+            return None
+        return int(match.group(1)) if match else None
+
+    def startup_cost(self, job: Job) -> dict[str, float]:
+        """CPU seconds and instructions an empty program of this language costs.
+
+        Measured once per worker (median of 3 for time) and subtracted from
+        exec'd runs, so reported figures cover the solution's own work.
+        """
+        key = (job.language.name, job.kind, job.meter)
+        if key not in self._startup:
+            self._startup[key] = {"time_s": 0.0, "instructions": 0.0}  # guards recursion
+            probe = self._new_job(job.language, job.language.hello, job.kind, dict(job.limits),
+                                  job.meter, name="probe")
+            probe.prelude = job.prelude
+            times, counts = [], []
+            if self._compile(probe) is None:
+                for _ in range(1 if job.meter == "instructions" else 3):
+                    usage, count = self._probe_once(probe)
+                    times.append(usage.time_s)
+                    counts.append(count or 0)
+            shutil.rmtree(probe.workdir, ignore_errors=True)
+            if times:
+                self._startup[key] = {"time_s": statistics.median(times),
+                                      "instructions": float(statistics.median(counts))}
+        return self._startup[key]
+
+    def _probe_once(self, probe: Job) -> tuple[Usage, int | None]:
+        if probe.kind == "module":
+            child = self._spawn(probe, self._target(probe, module=True), os.devnull, rpc=True)
+            child.pump(time.monotonic() + probe.time_limit, want_frame=True)
+            child.close_requests()
+            child.pump(time.monotonic() + probe.time_limit)
+        else:
+            child = self._spawn(probe, self._target(probe, module=False), os.devnull)
+            child.pump(time.monotonic() + probe.time_limit)
+        usage = child.reap()
+        return usage, self._instructions(probe)
+
+    # -- module jobs ---------------------------------------------------------------------
+    def _start_module(self, job: Job) -> dict[str, Any]:
+        child = self._spawn(job, self._target(job, module=True), os.devnull, rpc=True)
+        job.module = child
+        hello = child.pump(time.monotonic() + job.time_limit, want_frame=True)
+        if hello is not None and hello.get("ok"):
+            return {"ok": True, "names": hello.get("names", [])}
+        result = self._finish_module(job)
+        error = (hello or {}).get("error") or result.get("stderr") or "the module did not load"
+        if hello is not None and str(error).startswith(("SyntaxError", "IndentationError", "TabError")):
+            return {"ok": False, "status": "compile_error", "message": error}
+        return {"ok": False, "status": "load_failed", "message": error,
+                "traceback": (hello or {}).get("traceback", ""), "result": result}
+
+    def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        job = self.job
+        assert job is not None
+        child = job.module
+        if child is None or child.exited:
+            return {"ok": False, "error": "the solution process is gone", "gone": True}
+        child.send({k: message[k] for k in ("name", "args", "kwargs", "return_arg") if k in message})
+        started = time.monotonic()
+        reply = child.pump(started + job.time_limit, want_frame=True)
+        elapsed = time.monotonic() - started
+        if reply is None:
+            return {"ok": False, "gone": True, "elapsed_s": elapsed,
+                    "error": "timed out" if child.killed == "timeout" else "the solution exited"}
+        reply["elapsed_s"] = elapsed
+        return reply
+
+    def _finish_module(self, job: Job) -> dict[str, Any]:
+        child = job.module
+        assert child is not None
+        job.module = None
+        child.close_requests()  # EOF: the server loop ends by itself
+        child.pump(time.monotonic() + 1.0)
+        usage = child.reap()
+        return self._report(job, child, usage)
+
+    def end(self) -> dict[str, Any]:
+        job, self.job = self.job, None
+        if job is None:
+            return {"ok": True}
+        result = self._finish_module(job) if job.module is not None else {"ok": True}
+        shutil.rmtree(job.workdir, ignore_errors=True)
+        return result
+
+    def _sweep_workdir(self, job: Job) -> None:
+        """Remove what a run left in the work dir, so the next run starts clean."""
+        keep = {job.source_file, "main", job.source_file[:-5] + ".class"}
+        for name in os.listdir(job.workdir):
+            if name in keep or name.endswith(".class"):
+                continue
+            path = os.path.join(job.workdir, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+
+
+def _outcome(usage: Usage, stderr: str, job: Job) -> str:
+    if usage.killed == "timeout":
+        return "timeout"
+    if usage.killed == "output":
+        return "output_exceeded"
+    memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
+    tail = stderr[-2000:]
+    if ("MemoryError" in tail or "bad_alloc" in tail or "OutOfMemoryError" in tail
+            or "heap out of memory" in tail or usage.peak_kb > memory_kb):
+        return "memory_exceeded"
+    if usage.signal in (24, 9) and "RecursionError" not in tail:  # SIGXCPU / SIGKILL by rlimit
+        return "timeout"
+    if usage.exit_code == 0 and usage.signal is None:
+        return "ok"
+    return "runtime_error"
+
+
+def _compile_error(message: str) -> dict[str, Any]:
+    return {"ok": False, "status": "compile_error", "message": message.strip()[-4000:]}
+
+
+def _check_syntax(path: str) -> None:
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    try:
+        compile(source, path, "exec")
+    except (SyntaxError, ValueError) as exc:
+        os.write(2, f"{type(exc).__name__}: {exc}\n".encode())
+        os._exit(1)
+    os._exit(0)
+
+
+def _exec_target(argv: list[str], env: dict[str, str]) -> Callable[[], NoReturn]:
+    def target() -> NoReturn:
+        os.execve(argv[0], argv, env)
+
+    return target
+
+
+def _become_child(fds: list[int]) -> None:
+    """Place the child's pipes at 0..4 and close every other descriptor."""
+    moved = [os.dup2(fd, 100 + index) for index, fd in enumerate(fds)]
+    for index, fd in enumerate(moved):
+        os.dup2(fd, index)
+    os.closerange(len(fds), 1 << 16)
+
+
+def main() -> None:
+    tool_path = sys.argv[1] if len(sys.argv) > 1 else ""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but frames may reach the parent's pipe
+    worker = Worker(tool_path)
+    gc.collect()
+    gc.freeze()  # forked children then copy fewer pages
+    while True:
+        try:
+            message = protocol.read_frame(stdin)
+        except protocol.ProtocolError:
+            break
+        try:
+            reply = worker.handle(message)
+        except Exception as exc:
+            reply = {"ok": False, "error": f"worker error: {exc!r}", "worker_error": True}
+        protocol.write_frame(stdout, reply)
+    worker.end()
+    shutil.rmtree(worker._root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Test suites in the three modes of SPEC §3.1: stdio, call, script."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+MODES = ("stdio", "call", "script")
+
+
+class SuiteError(ValueError):
+    """A test suite that cannot be used; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case: stdin/expected stdout, or call arguments/expected value."""
+
+    input: str = ""
+    output: str | None = None
+    args: tuple[Any, ...] = ()
+    expected: Any = None
+    return_arg: int | None = None  # in-place problems: compare this argument after the call
+
+
+@dataclass(frozen=True)
+class TestSuite:
+    """A set of test cases and how to judge them.
+
+    * ``stdio``: ``cases`` of ``{"input", "output"}``; optional ``evaluator``
+      source defining ``evaluate(expected, actual) -> bool``.
+    * ``call``: ``entry_point`` (``"func"`` or ``"Class.method"``) and
+      ``cases`` of ``{"args": [...], "expected": ...}``.
+    * ``script``: ``entry_point`` and ``check`` source defining
+      ``check(candidate)`` (HumanEval style).
+    """
+
+    __test__ = False  # not a pytest class
+
+    mode: str
+    cases: tuple[Case, ...] = ()
+    entry_point: str | None = None
+    check: str | None = None
+    evaluator: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __len__(self) -> int:
+        return 1 if self.mode == "script" else len(self.cases)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | str) -> TestSuite:
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise SuiteError(f"tests are not valid JSON: {exc}") from exc
+        if isinstance(data, TestSuite):
+            return data
+        if not isinstance(data, dict):
+            raise SuiteError(f"a test suite must be a JSON object, got {type(data).__name__}")
+        mode = data.get("mode", "stdio")
+        if mode not in MODES:
+            raise SuiteError(f"unknown test mode {mode!r}; use one of {', '.join(MODES)}")
+        raw_cases = data.get("cases", [])
+        if not isinstance(raw_cases, list):
+            raise SuiteError("'cases' must be a list")
+        cases = tuple(_case(mode, index, raw) for index, raw in enumerate(raw_cases))
+        entry_point = data.get("entry_point")
+        check = data.get("check")
+        evaluator = data.get("evaluator")
+        if mode in ("call", "script") and not entry_point:
+            raise SuiteError(f"{mode} mode needs an 'entry_point'")
+        if mode == "script" and not isinstance(check, str):
+            raise SuiteError("script mode needs 'check' source defining check(candidate)")
+        if mode != "script" and not cases:
+            raise SuiteError(f"{mode} mode needs at least one case in 'cases'")
+        for name, source in (("check", check), ("evaluator", evaluator)):
+            if source is not None:
+                _compiles(name, source)
+        known = {"mode", "cases", "entry_point", "check", "evaluator"}
+        return cls(mode, cases, entry_point, check, evaluator,
+                   {k: v for k, v in data.items() if k not in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode}
+        if self.mode == "stdio":
+            out["cases"] = [{"input": c.input, "output": c.output} for c in self.cases]
+            out["evaluator"] = self.evaluator
+        elif self.mode == "call":
+            out["entry_point"] = self.entry_point
+            out["cases"] = [
+                {"args": list(c.args), "expected": c.expected}
+                | ({"return_arg": c.return_arg} if c.return_arg is not None else {})
+                for c in self.cases
+            ]
+        else:
+            out["entry_point"] = self.entry_point
+            out["check"] = self.check
+        return out | self.extra
+
+
+def _case(mode: str, index: int, raw: Any) -> Case:
+    if not isinstance(raw, dict):
+        raise SuiteError(f"case {index} must be an object, got {type(raw).__name__}")
+    if mode == "stdio":
+        if "input" not in raw or "output" not in raw:
+            raise SuiteError(f"stdio case {index} needs 'input' and 'output'")
+        return Case(input=str(raw["input"]), output=str(raw["output"]))
+    if mode == "call":
+        args = raw.get("args", [])
+        if not isinstance(args, list) or "expected" not in raw:
+            raise SuiteError(f"call case {index} needs 'args' (a list) and 'expected'")
+        return_arg = raw.get("return_arg")
+        return Case(args=tuple(args), expected=raw["expected"],
+                    return_arg=int(return_arg) if return_arg is not None else None)
+    return Case()
+
+
+def _compiles(name: str, source: str) -> None:
+    try:
+        compile(source, f"<{name}>", "exec")
+    except SyntaxError as exc:
+        raise SuiteError(f"the suite's {name} source does not compile: {exc}") from exc

@@ -1,0 +1,107 @@
+"""Data types of the sandbox contract (SPEC §3.1): Status, Limits, ExecutionResult."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """Outcome of running a solution against a test suite.
+
+    ``sandbox_error`` is the only status that blames the infrastructure; every
+    other one is the code's own outcome.
+    """
+
+    PASSED = "passed"
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    MEMORY_EXCEEDED = "memory_exceeded"
+    OUTPUT_EXCEEDED = "output_exceeded"
+    COMPILE_ERROR = "compile_error"
+    SANDBOX_ERROR = "sandbox_error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run.
+
+    ``time_s`` bounds each test case (wall clock, and CPU through RLIMIT_CPU);
+    ``memory_mb`` the address space (or the heap flag of JVM/Node/Go) and the
+    peak RSS; ``output_kb`` stdout plus stderr per test case.
+    """
+
+    time_s: float = 10.0
+    memory_mb: int = 1024
+    output_kb: int = 8192
+    compile_time_s: float = 60.0
+    file_size_mb: int = 64
+
+    def __post_init__(self) -> None:
+        for name in ("time_s", "memory_mb", "output_kb", "compile_time_s", "file_size_mb"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ExecutionResult:
+    """What running a solution against a suite produced.
+
+    Units: seconds (``time_s`` is CPU time of the solution's own work,
+    ``wall_s`` elapsed time), KiB (``peak_memory_kb``), KiB·s
+    (``integral_kb_s``).  With ``repeats > 1`` the metrics are medians and
+    ``spread`` holds each metric's relative spread (MAD / median).
+    """
+
+    status: Status
+    tests_passed: int = 0
+    tests_total: int = 0
+    time_s: float = 0.0
+    wall_s: float = 0.0
+    peak_memory_kb: float = 0.0
+    integral_kb_s: float = 0.0
+    instructions: int | None = None
+    feedback: str = ""
+    stderr: str = ""
+    repeats: int = 1
+    spread: dict[str, float] = field(default_factory=dict)
+    failed_case: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+    @property
+    def pass_rate(self) -> float:
+        return self.tests_passed / self.tests_total if self.tests_total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["status"] = self.status.value
+        data["passed"] = self.passed
+        data["pass_rate"] = self.pass_rate
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExecutionResult:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["status"] = Status(values["status"])
+        return cls(**values)
+
+    @classmethod
+    def sandbox_error(cls, message: str, tests_total: int = 0) -> ExecutionResult:
+        return cls(Status.SANDBOX_ERROR, tests_total=tests_total, feedback=message)

@@ -1,0 +1,81 @@
+import math
+
+import pytest
+
+from rewardkit.sandbox import SuiteError, TestSuite, normalize_output, values_equal
+from rewardkit.sandbox.runtime import protocol
+from rewardkit.sandbox.runtime.supervise import integral_trapezoid
+
+
+def test_suite_modes_round_trip() -> None:
+    stdio = {"mode": "stdio", "cases": [{"input": "1\n", "output": "2\n"}], "evaluator": None}
+    call = {"mode": "call", "entry_point": "Solution.f", "cases": [{"args": [1], "expected": 2}]}
+    script = {"mode": "script", "entry_point": "f", "check": "def check(c):\n    assert c(1) == 2\n"}
+    for data in (stdio, call, script):
+        suite = TestSuite.from_dict(data)
+        assert TestSuite.from_dict(suite.to_dict()) == suite
+    assert TestSuite.from_dict('{"cases": [{"input": "", "output": ""}]}').mode == "stdio"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ({"mode": "fuzzy", "cases": []}, "unknown test mode"),
+        ({"mode": "call", "cases": [{"args": [], "expected": 1}]}, "entry_point"),
+        ({"mode": "script", "entry_point": "f"}, "check"),
+        ({"mode": "stdio", "cases": []}, "at least one case"),
+        ({"mode": "stdio", "cases": [{"input": "1"}]}, "'input' and 'output'"),
+        ({"mode": "call", "entry_point": "f", "cases": [{"args": 1, "expected": 1}]}, "'args'"),
+        ({"mode": "script", "entry_point": "f", "check": "def check(:"}, "does not compile"),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_bad_suites_say_what_to_fix(data: object, message: str) -> None:
+    with pytest.raises(SuiteError, match=message):
+        TestSuite.from_dict(data)  # type: ignore[arg-type]
+
+
+def test_codec_keeps_plain_types() -> None:
+    value = [1, 2**80, 1.5, math.inf, (1, "a"), {1, 2}, frozenset({3}), {"k": (None, True)},
+             b"\x00\xff", 1 + 2j, "é"]
+    assert protocol.decode_value(protocol.encode_value(value)) == value
+    decoded_nan = protocol.decode_value(protocol.encode_value(float("nan")))
+    assert math.isnan(decoded_nan)
+
+
+def test_codec_rejects_objects_and_subclasses() -> None:
+    class AlwaysEqual:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class SneakyInt(int):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    for bad in (AlwaysEqual(), SneakyInt(3), [1, AlwaysEqual()], {"k": SneakyInt(1)}):
+        with pytest.raises(protocol.NotPlainData):
+            protocol.encode_value(bad)
+
+
+def test_values_equal_is_json_level() -> None:
+    assert values_equal([0, 1], (0, 1))
+    assert values_equal(0.1 + 0.2, 0.3)
+    assert not values_equal(1, True)
+    assert not values_equal([1, 2], [1, 2, 3])
+    assert not values_equal({"a": 1}, {"a": 2})
+    assert not values_equal("1", 1)
+
+
+def test_normalize_output_ignores_trailing_whitespace_only() -> None:
+    assert normalize_output("1 2  \n3\n\n") == normalize_output("1 2\n3")
+    assert normalize_output("1 2") != normalize_output("12")
+    assert normalize_output("a\n\nb") != normalize_output("a\nb")
+
+
+def test_trapezoid_integral_by_hand() -> None:
+    # RSS 100 KiB for 1 s, then a ramp to 300 KiB over 2 s: 100 + (100+300)/2*2 = 500 KiB·s
+    assert integral_trapezoid([(0.0, 100.0), (1.0, 100.0), (3.0, 300.0)]) == pytest.approx(500.0)
+    # unequal spacing is weighted by elapsed time, not summed per sample
+    assert integral_trapezoid([(0.0, 10.0), (0.1, 10.0), (10.0, 10.0)]) == pytest.approx(100.0)
+    assert integral_trapezoid([(0.0, 5.0)]) == 0.0
