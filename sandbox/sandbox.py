@@ -71,6 +71,15 @@ class WorkerPool:
             self._idle.get_nowait()
 
 
+_OPEN_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_pools() -> None:
+    for pool in list(_OPEN_POOLS):
+        pool.close()
+
+
 class Sandbox:
     """Runs code against test suites in isolated, metered workers.
 
@@ -100,7 +109,7 @@ class Sandbox:
         factory, fresh = _backend_factory(backend, self.limits, options)
         self._pool = WorkerPool(factory, self.workers, fresh)
         self._closed = False
-        atexit.register(self.close)
+        _OPEN_POOLS.add(self._pool)
 
     # -- public API ------------------------------------------------------------------------
     def run(self, code: str, suite: TestSuite | dict[str, Any] | str, language: str = "python",

@@ -1,0 +1,180 @@
+"""Sandbox benchmark: overhead per run, measurement stability, the deterministic meter.
+
+Every figure is printed beside a reference measured in the same run, because
+absolute times on these shared machines are noisy:
+
+1. overhead of one run of a trivial Python solution with one test (median of
+   200) next to a bare ``python -c pass`` spawn, and docker one-container-per-run
+   and warm-pool runs;
+2. stability: 20 measurements of a ~80 ms CPU-bound program with the other core
+   kept busy (coefficient of variation of ``time_s``), and how often single
+   measurements order two programs whose work differs by 10%, beside plain
+   single-shot wall-clock timing of a subprocess (what published sandboxes do);
+3. ``meter="instructions"``: identical counts run to run, 1% differences
+   ordered right every time, and its slowdown against the default meter.
+
+Run: ``python benchmarks/perf/bench_sandbox.py`` (``make bench`` runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import product
+
+from rewardkit.sandbox import Sandbox, TestSuite
+
+ONE = TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "ok\n"}]})
+TRIVIAL = "print('ok')\n"
+
+
+def loop(n: int) -> str:
+    return f"x = 0\nfor i in range({n}):\n    x += i * i\nprint('ok')\n"
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(fn: Callable[[], object], count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def cv(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def ordered_fraction(fast: list[float], slow: list[float]) -> float:
+    pairs = list(product(fast, slow))
+    return sum(a < b for a, b in pairs) / len(pairs)
+
+
+@contextmanager
+def other_core_busy() -> Iterator[None]:
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def section_overhead() -> None:
+    print("\n[1] overhead per run: trivial Python solution, one stdio test")
+    with Sandbox(workers=1) as sb:
+        for _ in range(10):
+            sb.run(TRIVIAL, ONE)
+        local = timed(lambda: sb.run(TRIVIAL, ONE), 200)
+    spawn = timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 50)
+    print(f"  local backend (warm forked worker)  median {median_ms(local):7.2f} ms  (200 runs)")
+    print(f"  bare `python -c pass` spawn         median {median_ms(spawn):7.2f} ms  (50 runs)")
+    ratio = statistics.median(local) / statistics.median(spawn)
+    print(f"  local / bare spawn = {ratio:.3f}   (target <= 0.5)")
+    docker_overheads()
+
+
+def docker_overheads() -> None:
+    if os.environ.get("REWARDKIT_SKIP_DOCKER") == "1":
+        print("  docker: skipped (REWARDKIT_SKIP_DOCKER=1)")
+        return
+    try:
+        with Sandbox(backend="docker", workers=1) as fresh:
+            fresh.run(TRIVIAL, ONE)
+            per_run = timed(lambda: fresh.run(TRIVIAL, ONE), 20)
+        with Sandbox(backend="docker", workers=1, warm_pool=True) as warm:
+            for _ in range(5):
+                warm.run(TRIVIAL, ONE)
+            pooled = timed(lambda: warm.run(TRIVIAL, ONE), 100)
+    except RuntimeError as exc:
+        print(f"  docker: not measured ({exc})")
+        return
+    print(f"  docker, one container per run       median {median_ms(per_run):7.2f} ms  (20 runs)")
+    print(f"  docker, warm pool                   median {median_ms(pooled):7.2f} ms  (100 runs,"
+          f" target < 50 ms)")
+
+
+def calibrate(sb: Sandbox, target_s: float) -> int:
+    n = 200_000
+    for _ in range(4):
+        spent = statistics.median(sb.run(loop(n), ONE).time_s for _ in range(3))
+        n = int(n * target_s / spent)
+    return n
+
+
+def subprocess_wall(code: str) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
+        handle.write(code)
+    try:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, handle.name], check=True, capture_output=True)
+        return time.perf_counter() - start
+    finally:
+        os.unlink(handle.name)
+
+
+def section_stability() -> None:
+    print("\n[2] stability with the other core busy (~80 ms CPU-bound program)")
+    with Sandbox(workers=1) as sb:
+        n = calibrate(sb, 0.080)
+        with other_core_busy():
+            single = [sb.run(loop(n), ONE).time_s for _ in range(20)]
+            wall = [subprocess_wall(loop(n)) for _ in range(20)]
+            fast = [sb.run(loop(n), ONE).time_s for _ in range(30)]
+            slow = [sb.run(loop(int(n * 1.1)), ONE).time_s for _ in range(30)]
+            fast_wall = [subprocess_wall(loop(n)) for _ in range(30)]
+            slow_wall = [subprocess_wall(loop(int(n * 1.1))) for _ in range(30)]
+            median3 = [sb.run(loop(n), ONE, repeats=3).time_s for _ in range(20)]
+    print(f"  loop size {n:,}: median time_s {statistics.median(single) * 1000:.1f} ms")
+    print(f"  CV of time_s, rewardkit single measurement   {cv(single):6.2%}   (target <= 3%)")
+    print(f"  CV of time_s, rewardkit repeats=3 median     {cv(median3):6.2%}")
+    print(f"  CV, single-shot wall clock of a subprocess   {cv(wall):6.2%}   (reference)")
+    print(f"  10% apart, single measurements ordered right: rewardkit "
+          f"{ordered_fraction(fast, slow):6.1%}  vs subprocess wall clock "
+          f"{ordered_fraction(fast_wall, slow_wall):6.1%}   (target >= 95%)")
+
+
+def section_instructions() -> None:
+    print("\n[3] deterministic meter (valgrind instruction count)")
+    n = 200_000
+    with Sandbox(workers=1) as timer:
+        timer.run(loop(n), ONE)
+        time_wall = timed(lambda: timer.run(loop(n), ONE), 5)
+    with Sandbox(workers=1, meter="instructions") as counter:
+        counter.run(loop(n), ONE)  # start-up cost is measured on first use
+        start = time.perf_counter()
+        repeated = [counter.run(loop(n), ONE).instructions for _ in range(5)]
+        count_wall = (time.perf_counter() - start) / 5
+        right = 0
+        for _ in range(5):
+            base = counter.run(loop(n), ONE).instructions
+            more = counter.run(loop(int(n * 1.01)), ONE).instructions
+            right += int(base is not None and more is not None and more > base)
+    counts = {c for c in repeated}
+    print(f"  5 repeated runs: {len(counts)} distinct count(s): {sorted(c or 0 for c in counts)}")
+    print(f"  programs 1% apart ordered right: {right}/5")
+    slowdown = count_wall / statistics.median(time_wall)
+    print(f"  per-run wall time: instructions meter {count_wall * 1000:.0f} ms vs time meter "
+          f"{median_ms(time_wall):.0f} ms  (slowdown {slowdown:.0f}x)")
+
+
+def main() -> None:
+    print(f"sandbox benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    section_overhead()
+    section_stability()
+    section_instructions()
+
+
+if __name__ == "__main__":
+    main()
