@@ -1,0 +1,106 @@
+"""Mypy in-process (``mypy.api.run``), one call per batch, warm incremental cache.
+
+Each process type-checks in a private cache directory seeded from a shared
+snapshot of the standard-library cache (built once per mypy version under
+``$REWARDKIT_CACHE_DIR``, default ``~/.cache/rewardkit``), so only the first
+process on a machine pays for typeshed. Third-party imports are treated as
+missing (``--no-site-packages``): results do not depend on what is installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import mypy.api
+import mypy.version
+
+from ..finding import Finding
+from ..profile import Profile
+from .base import Tool, Unit
+
+_RESET_AFTER = 2000  # modules checked before the private cache is re-seeded
+_WARMUP = (  # standard-library modules generated code imports most; cached in the snapshot
+    "import bisect, collections, dataclasses, functools, heapq, itertools, json, math, os\n"
+    "import random, re, string, subprocess, sys, threading, time, typing\n"
+)
+
+
+def snapshot_dir() -> Path:
+    """Where the shared standard-library cache of this mypy/Python pair lives."""
+    root = Path(os.environ.get("REWARDKIT_CACHE_DIR", Path.home() / ".cache" / "rewardkit"))
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return root / f"mypy-{mypy.version.__version__}-py{py}"
+
+
+class MypyTool(Tool):
+    """Type errors (``arg-type``, ``return-value``...) and missing annotations."""
+
+    name = "mypy"
+
+    def __init__(self, profile: Profile) -> None:
+        super().__init__(profile)
+        self._dir = tempfile.TemporaryDirectory(prefix="rk-mypy-")
+        root = Path(self._dir.name)
+        (root / "empty.ini").write_text("")
+        self._cache = root / "cache"
+        self._args = [
+            f"--config-file={root / 'empty.ini'}", f"--cache-dir={self._cache}",
+            "--output=json", "--no-error-summary", "--no-color-output",
+            "--ignore-missing-imports", "--no-site-packages", "--follow-imports=silent",
+        ]
+        if profile.threshold("mypy_disallow_untyped_defs"):
+            self._args.append("--disallow-untyped-defs")
+        self._checked = 0
+        self._seed(root / "warmup.py")
+
+    def _seed(self, warmup: Path) -> None:
+        shutil.rmtree(self._cache, ignore_errors=True)
+        shared = snapshot_dir()
+        if shared.is_dir():
+            shutil.copytree(shared, self._cache)
+            return
+        warmup.write_text(_WARMUP)
+        self._mypy([warmup])
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=_make_parent(shared)))
+        shutil.copytree(self._cache, staging / "c")
+        with contextlib.suppress(OSError):  # another process published first
+            os.rename(staging / "c", shared)
+        shutil.rmtree(staging, ignore_errors=True)
+
+    def _mypy(self, paths: Sequence[Path]) -> list[dict[str, object]]:
+        out, err, status = mypy.api.run([*self._args, *map(str, paths)])
+        if status not in (0, 1):
+            raise RuntimeError(f"mypy exit {status}: {(err or out).strip()[-300:]}")
+        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+    def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
+        if self._checked > _RESET_AFTER:
+            self._seed(Path(self._dir.name) / "warmup.py")
+            self._checked = 0
+        self._checked += len(units)
+        index = {u.name: i for i, u in enumerate(units)}
+        out: list[list[Finding]] = [[] for _ in units]
+        for item in self._mypy([u.path for u in units]):
+            if item.get("severity") != "error":
+                continue
+            unit = index.get(Path(str(item["file"])).stem)
+            if unit is None:
+                continue
+            code = str(item.get("code") or "misc")
+            line = item["line"] if isinstance(item["line"], int) else 1
+            found = self.emit(code, str(item["message"]), line)
+            if found is not None:
+                out[unit].append(found)
+        return out
+
+
+def _make_parent(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.parent

@@ -1,0 +1,27 @@
+"""Vulture: dead code (CWE-561). One scanner per unit, so names never leak across sources."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vulture import Vulture
+
+from ..finding import Finding
+from .base import PerUnitTool, Unit
+
+
+class VultureTool(PerUnitTool):
+    """Unused imports, definitions and variables, and unreachable code."""
+
+    name = "vulture"
+
+    def check(self, unit: Unit) -> Iterable[Finding | None]:
+        scanner = Vulture()
+        scanner.scan(unit.text, filename=str(unit.path))
+        min_conf = int(self.profile.threshold("vulture_min_confidence"))
+        for item in scanner.get_unused_code(min_confidence=min_conf):
+            kind = item.typ.replace("_", "-")
+            rule = kind if kind == "unreachable-code" else f"unused-{kind}"
+            yield self.emit(
+                rule, f"{item.message} ({item.confidence}% confidence)", item.first_lineno
+            )
