@@ -46,12 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from ..types import Limits
-from .local import RUNTIME_BASE, boot_command
+from .local import RUNTIME_DIR, boot_command
 from .process import WorkerProcess
 
 DEFAULT_IMAGE = "rewardkit-sandbox:latest"
 LABEL = "rewardkit=sandbox"
-MOUNT_BASE = "/opt/rewardkit"
+MOUNT_DIR = "/opt/rewardkit/runtime"
 WORKER_OVERHEAD_MB = 256
 SETUP_HINT = "run `make docker` (or `scripts/docker-setup.sh`) to install, start and build it"
 
@@ -87,7 +87,6 @@ def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, p
                 docker: str = "docker", name: str | None = None) -> list[str]:
     """The ``docker run`` command line of one worker container."""
     memory = f"{limits.memory_mb + WORKER_OVERHEAD_MB}m"
-    runtime = os.path.join(RUNTIME_BASE, "runtime")
     argv = [
         docker, "run", "-i", "--rm",
         "--label", LABEL,
@@ -101,11 +100,11 @@ def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, p
         "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges",
         "--env", "PYTHONHASHSEED=0", "--env", "LANG=C.UTF-8",
-        "-v", f"{runtime}:{MOUNT_BASE}/runtime:ro",
+        "-v", f"{RUNTIME_DIR}:{MOUNT_DIR}:ro",
     ]
     if name is not None:
         argv += ["--name", name]
-    return [*argv, image, "python3", "-s", "-c", boot_command(MOUNT_BASE)]
+    return [*argv, image, "python3", "-s", "-c", boot_command(MOUNT_DIR)]
 
 
 def check_docker(image: str = DEFAULT_IMAGE, docker: str = "docker") -> None:
@@ -125,8 +124,8 @@ def docker_factory(limits: Limits, image: str = DEFAULT_IMAGE, warm_pool: bool =
                    docker: str = "docker") -> tuple[Callable[[], WorkerProcess], bool]:
     """A factory of container workers, and whether each serves a single job (``fresh``)."""
     check_docker(image, docker)
-    if not Path(RUNTIME_BASE, "runtime", "worker.py").is_file():
-        raise RuntimeError(f"the sandbox runtime is missing under {RUNTIME_BASE}")
+    if not Path(RUNTIME_DIR, "worker.py").is_file():
+        raise RuntimeError(f"the sandbox runtime is missing under {RUNTIME_DIR}")
     env = dict(os.environ)
     container = {"image": image, "network": "none", "read_only_root": True,
                  "user": "65534:65534", "capabilities": [], "cpus": cpus, "pids_limit": pids,

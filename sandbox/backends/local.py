@@ -19,18 +19,17 @@ import os
 import sys
 from pathlib import Path
 
-from ..runtime import languages
+from ..runtime import boot_code, languages
 from .process import WorkerProcess
 
-RUNTIME_BASE = str(Path(__file__).resolve().parent.parent)
+RUNTIME_DIR = str(Path(__file__).resolve().parent.parent / "runtime")
 
 
-def boot_command(base: str) -> str:
-    return (f"import sys; sys.path.insert(0, {base!r}); "
-            "from runtime.worker import main; main()")
+def boot_command(runtime_dir: str) -> str:
+    return boot_code(runtime_dir, "worker")
 
 
 def start_local_worker() -> WorkerProcess:
-    argv = [sys.executable, "-s", "-c", boot_command(RUNTIME_BASE), os.environ.get("PATH", "")]
+    argv = [sys.executable, "-s", "-c", boot_command(RUNTIME_DIR), os.environ.get("PATH", "")]
     env = {"PATH": languages.SYSTEM_PATH, "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
     return WorkerProcess(argv, env)

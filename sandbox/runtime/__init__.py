@@ -5,3 +5,20 @@ the worker process on the host (local backend) and inside containers whose
 image has nothing but ``python3`` (docker backend).  The parent process imports
 the same modules for the wire protocol, so both ends always agree.
 """
+
+
+def boot_code(runtime_dir: str, module: str) -> str:
+    """Source for ``python -c`` that runs ``runtime.<module>.main()`` from ``runtime_dir``.
+
+    The package is loaded from its own folder under the name ``runtime`` and no
+    folder is put on ``sys.path``, so nothing beside it (``sandbox/types.py``,
+    say) can shadow a standard-library module in the worker or the child.
+    """
+    init = f"{runtime_dir}/__init__.py"
+    return (
+        "import importlib.util as u, sys\n"
+        f"s = u.spec_from_file_location('runtime', {init!r}, submodule_search_locations=[{runtime_dir!r}])\n"
+        "m = u.module_from_spec(s); sys.modules['runtime'] = m; s.loader.exec_module(m)\n"
+        f"from runtime.{module} import main\n"
+        "main()\n"
+    )

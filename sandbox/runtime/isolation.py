@@ -93,10 +93,13 @@ def enter_worker_namespaces(keep_paths: list[str]) -> Isolation:
         return iso
     iso.network_namespace = iso.mount_namespace = True
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    iso.hidden_homes = _hide_homes(keep_paths)
+    for home in HIDDEN_HOMES:
+        if os.path.isdir(home) and not os.stat(home).st_mode & 0o001:
+            _cover(home, "size=1m,mode=0755", keep_paths)
+            iso.hidden_homes.append(home)
     for path in SCRATCH_DIRS:
         if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=512m,mode=1777")
+            _cover(path, "size=512m,mode=1777", keep_paths)
     try:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
     except OSError as exc:
@@ -105,25 +108,20 @@ def enter_worker_namespaces(keep_paths: list[str]) -> Isolation:
     return iso
 
 
-def _hide_homes(keep_paths: list[str]) -> list[str]:
-    hidden = []
-    for home in HIDDEN_HOMES:
-        if not os.path.isdir(home) or os.stat(home).st_mode & 0o001:
-            continue
-        keep = [p for p in keep_paths if p.startswith(home + "/") and os.path.isdir(p)]
-        staged = []
-        for index, path in enumerate(keep):
-            stage = f"/dev/shm/.rk-stage-{index}"
-            os.makedirs(stage, exist_ok=True)
-            _mount(path, stage, None, MS_BIND | MS_REC)
-            staged.append((stage, path))
-        _mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-        for stage, path in staged:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            _mount(stage, path, None, MS_BIND | MS_REC)
-            _mount("none", path, None, MS_BIND | MS_REC | MS_RDONLY | MS_REMOUNT | MS_NOSUID)
-        hidden.append(home)
-    return hidden
+def _cover(target: str, tmpfs_options: str, keep_paths: list[str]) -> None:
+    """Mount a fresh tmpfs over ``target``, keeping ``keep_paths`` under it visible.
+
+    Kept folders (the interpreter, the venv, toolchains) are re-mounted at the
+    same path, read-only, from descriptors opened before the cover went on.
+    """
+    keep = [p for p in keep_paths if p.startswith(target.rstrip("/") + "/") and os.path.isdir(p)]
+    handles = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep]
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options)
+    for path, fd in handles:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount("none", path, None, MS_BIND | MS_REC | MS_RDONLY | MS_REMOUNT | MS_NOSUID)
+        os.close(fd)
 
 
 _own_pid_ns: int | None = None

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import harness, isolation, protocol
+from . import boot_code, harness, isolation, protocol
 from .languages import Language, fill, find_tool, resolve_language, source_name
 from .supervise import Child, Usage
 
@@ -75,7 +75,7 @@ class Worker:
         self.iso = isolation.enter_worker_namespaces(keep)
         self.tool_path = tool_path
         self.python = sys.executable
-        self.base = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
         self.job: Job | None = None
         self._startup: dict[tuple[str, str, str], dict[str, float]] = {}
         # Work dirs have fixed names: paths end up in the child's environment and
@@ -178,8 +178,7 @@ class Worker:
         return None
 
     def _python_argv(self, job: Job) -> list[str]:
-        boot = (f"import sys; sys.path.insert(0, {self.base!r}); "
-                "from runtime.harness import main; main()")
+        boot = boot_code(self.runtime_dir, "harness")
         if job.kind == "module":
             extra = ["module", job.source_file, "3", "4"] + (["prelude"] if job.prelude else [])
         else:
