@@ -1,0 +1,175 @@
+"""Weighted sums of components, callable the way TRL's GRPOTrainer calls rewards.
+
+``reward(completions=[...], tests=[...], **columns) -> list[float | None]``;
+``reward.score(samples) -> list[RewardResult]`` for the full account;
+``reward.functions()`` and ``reward.weights`` to hand each component to TRL
+as its own function (logged as ``rewards/<name>/mean``) with
+``reward_weights``; ``reward.as_async()`` for TRL's async reward path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .components import Component
+from .engine import ConfigError, Engine, View
+
+log = logging.getLogger("rewardkit.rewards")
+
+# Keyword arguments TRL passes that are not dataset columns.
+TRAINER_KEYS = {"prompts", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                "environments"}
+
+RewardFunction = Callable[..., list[float | None]]
+
+
+@dataclass
+class RewardResult:
+    """One sample's reward: the weighted ``value``, each component, and why."""
+
+    value: float | None
+    components: dict[str, float | None]
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "components": self.components, "info": self.info}
+
+
+class Reward:
+    """A weighted sum ``R = Σ β_k R_k`` of components sharing one :class:`Engine`."""
+
+    def __init__(self, components: Sequence[tuple[Component, float]], engine: Engine | None = None,
+                 strict: bool = False, name: str = "rewardkit") -> None:
+        if not components:
+            raise ConfigError("a reward needs at least one component")
+        names = [component.name for component, _ in components]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"component names must be unique, got {names}")
+        self.components = list(components)
+        self.engine = engine or Engine()
+        self.strict = strict
+        self.__name__ = name
+
+    @property
+    def weights(self) -> list[float]:
+        return [weight for _, weight in self.components]
+
+    # -- TRL-style call ---------------------------------------------------------------
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        results = self.evaluate(completions, kwargs)
+        _log_to_trainer(kwargs, results, [c.name for c, _ in self.components])
+        return [r.value for r in results]
+
+    def score(self, samples: Sequence[dict[str, Any]]) -> list[RewardResult]:
+        """Score records ``{"completion": ..., "tests": ..., <other columns>}``."""
+        if not samples:
+            return []
+        keys = sorted({k for s in samples for k in s if k != "completion"})
+        columns = {k: [s.get(k) for s in samples] for k in keys}
+        return self.evaluate([s.get("completion") for s in samples], columns)
+
+    def evaluate(self, completions: list[Any], kwargs: dict[str, Any],
+                 only: Sequence[Component] | None = None) -> list[RewardResult]:
+        chosen = list(only) if only is not None else [c for c, _ in self.components]
+        columns = _columns(completions, kwargs)
+        needs = set().union(*(c.needs for c in chosen))
+        views = self.engine.views(list(completions), columns, needs)
+        weights = {c.name: w for c, w in self.components}
+        return [self._result(view, chosen, weights) for view in views]
+
+    def _result(self, view: View, chosen: list[Component],
+                weights: dict[str, float]) -> RewardResult:
+        if self.strict and view.problem:
+            raise ValueError(f"bad completion: {view.problem}")
+        values: dict[str, float | None] = {}
+        info: dict[str, Any] = {"reason": view.problem} if view.problem else {}
+        for component in chosen:
+            try:
+                value, detail = component.compute(view)
+            except ConfigError:
+                raise
+            except Exception as exc:  # a bug or a fault must not take the trainer down
+                if self.strict:
+                    raise
+                log.warning("reward component %s failed: %r", component.name, exc)
+                value, detail = None, {"error": repr(exc)}
+            if value is None and self.strict:
+                raise RuntimeError(f"{component.name} has no value: {detail}")
+            values[component.name] = value
+            info[component.name] = detail
+        if any(v is None for v in values.values()):
+            log.warning("reward left out (None) for one sample: %s",
+                        {k: info[k] for k, v in values.items() if v is None})
+            total = None
+        else:
+            total = sum(weights[k] * v for k, v in values.items() if v is not None)
+        return RewardResult(total, values, info)
+
+    # -- handing components to a trainer ------------------------------------------------------
+    def functions(self) -> list[RewardFunction]:
+        """One function per component, named after it, for ``reward_funcs``.
+
+        Pass ``reward_weights=reward.weights`` alongside.  The functions share
+        this reward's engine, so a completion runs once for all of them.
+        """
+        return [self._component_function(c, first=i == 0)
+                for i, (c, _) in enumerate(self.components)]
+
+    def _component_function(self, component: Component, first: bool) -> RewardFunction:
+        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
+            results = self.evaluate(completions, kwargs, only=[component])
+            if first:
+                _log_to_trainer(kwargs, results, [])
+            return [r.components[component.name] for r in results]
+
+        function.__name__ = function.__qualname__ = component.name
+        function.__doc__ = f"rewardkit component {component.name!r}."
+        return function
+
+    def as_async(self) -> Callable[..., Coroutine[Any, Any, list[float | None]]]:
+        """An async reward for TRL's async path: execution runs in a thread."""
+
+        async def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
+            return await asyncio.to_thread(self, completions, **kwargs)
+
+        function.__name__ = function.__qualname__ = self.__name__
+        return function
+
+
+def _columns(completions: list[Any], kwargs: dict[str, Any]) -> dict[str, list[Any]]:
+    columns = {}
+    for key, value in kwargs.items():
+        if key in TRAINER_KEYS:
+            continue
+        if not isinstance(value, (list, tuple)) or len(value) != len(completions):
+            raise ConfigError(f"column {key!r} must be a list with one entry per completion "
+                              f"({len(completions)}), as TRL passes dataset columns")
+        columns[key] = list(value)
+    return columns
+
+
+def _log_to_trainer(kwargs: dict[str, Any], results: list[RewardResult], names: list[str]) -> None:
+    """Use TRL's ``log_metric``/``log_extra`` when the trainer passes them."""
+    log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
+    statuses = [_status_of(r) for r in results]
+    if callable(log_metric) and results:
+        for name in names:
+            values = [r.components[name] for r in results if r.components.get(name) is not None]
+            if values:
+                log_metric(f"rewardkit/{name}", statistics.fmean(v for v in values if v is not None))
+        for status in sorted(set(statuses)):
+            log_metric(f"rewardkit/status/{status}", statuses.count(status) / len(statuses))
+    if callable(log_extra):
+        log_extra("rewardkit_status", statuses)
+
+
+def _status_of(result: RewardResult) -> str:
+    for detail in result.info.values():
+        if isinstance(detail, dict) and detail.get("status"):
+            return str(detail["status"])
+    return "not_run" if "reason" not in result.info else "invalid"

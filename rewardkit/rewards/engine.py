@@ -1,0 +1,192 @@
+"""Shared evaluation: one sandbox run and one analysis per distinct completion.
+
+The :class:`Engine` turns a batch of samples into :class:`View` objects that
+every reward component reads.  Distinct (code, tests, language) triples run
+once per batch in parallel; results, baseline measurements and quality
+reports are cached across calls, so identical completions in a GRPO group and
+the same baseline seen again cost nothing, and several TRL reward functions
+backed by one engine execute each completion once between them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
+from .extract import Text, completion_text, extract_code
+
+OBJECTIVES = ("time", "memory", "integral")
+METRIC_OF = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
+
+
+class ConfigError(ValueError):
+    """The reward was set up or called wrongly; the message says what to fix."""
+
+
+@dataclass
+class Metrics:
+    """What Monolith reports for a solution: passed, time, memory, integral (+ spread)."""
+
+    passed: bool
+    time_s: float = 0.0
+    peak_memory_kb: float = 0.0
+    integral_kb_s: float = 0.0
+    spread: dict[str, float] = field(default_factory=dict)
+    instructions: float | None = None
+
+    @classmethod
+    def from_result(cls, result: ExecutionResult) -> Metrics:
+        return cls(result.passed, result.time_s, result.peak_memory_kb, result.integral_kb_s,
+                   dict(result.spread), result.instructions)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Metrics:
+        if isinstance(data, str):
+            data = json.loads(data)
+        if not isinstance(data, dict) or "passed" not in data:
+            raise ConfigError("baseline_metrics must be a dict with at least 'passed' "
+                              "(and time_s, peak_memory_kb, integral_kb_s)")
+        return cls(bool(data["passed"]), float(data.get("time_s", 0.0)),
+                   float(data.get("peak_memory_kb", 0.0)), float(data.get("integral_kb_s", 0.0)),
+                   dict(data.get("spread", {})), data.get("instructions"))
+
+    def value(self, objective: str) -> float:
+        return float(getattr(self, METRIC_OF[objective]))
+
+
+@dataclass
+class View:
+    """Everything the components may read about one sample."""
+
+    completion: Any
+    columns: dict[str, Any]
+    text: Text
+    language: str = "python"
+    code: str | None = None
+    suite: TestSuite | None = None
+    result: ExecutionResult | None = None
+    baseline: Metrics | None = None
+    report: Any = None  # rewardkit.analyzers.QualityReport
+
+    @property
+    def problem(self) -> str | None:
+        """Why there is nothing to evaluate, if so."""
+        if self.text.problem:
+            return self.text.problem
+        return None if self.code is not None else "no code found in the completion"
+
+
+class Engine:
+    """Runs and analyses completions for the reward components, with caches."""
+
+    def __init__(self, sandbox: Sandbox | None = None, workers: int | None = None,
+                 limits: Limits | None = None, repeats: int = 1, meter: str = "time",
+                 cache_size: int = 4096) -> None:
+        self._sandbox = sandbox
+        self._workers, self._limits, self._repeats, self._meter = workers, limits, repeats, meter
+        self._runs: OrderedDict[tuple[str, str, str], ExecutionResult] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self.executions = 0  # sandbox runs actually made (for tests and benchmarks)
+
+    @property
+    def sandbox(self) -> Sandbox:
+        with self._lock:
+            if self._sandbox is None:
+                self._sandbox = Sandbox(workers=self._workers, limits=self._limits,
+                                        repeats=self._repeats, meter=self._meter)
+            return self._sandbox
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+
+    # -- building views ---------------------------------------------------------------
+    def views(self, completions: list[Any], columns: dict[str, list[Any]],
+              needs: set[str]) -> list[View]:
+        views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs)
+                 for i, completion in enumerate(completions)]
+        if "run" in needs:
+            runnable = [v for v in views if v.code is not None and v.suite is not None]
+            results = self._run([(v.code, v.suite, v.language) for v in runnable])  # type: ignore[misc]
+            for view in runnable:
+                view.result = results[_key(view.code, view.suite, view.language)]  # type: ignore[arg-type]
+        if "baseline" in needs:
+            self._baselines(views)
+        if "analysis" in needs:
+            self._analyse(views)
+        return views
+
+    def _view(self, completion: Any, columns: dict[str, Any], needs: set[str]) -> View:
+        language = str(columns.get("language") or "python")
+        text = completion_text(completion)
+        view = View(completion, columns, text, language)
+        if text.value is not None:
+            view.code = extract_code(text.value, language)
+        if needs & {"run", "baseline"}:
+            view.suite = _suite(columns)
+        return view
+
+    def _run(self, jobs: list[tuple[str, TestSuite, str]]) -> dict[tuple[str, str, str], ExecutionResult]:
+        """Results for these jobs: cached ones, and the rest run once each, in parallel.
+
+        Infrastructure faults (``sandbox_error``) are returned but not cached.
+        """
+        wanted = {_key(code, suite, language): (code, suite, language) for code, suite, language in jobs}
+        with self._lock:
+            found = {key: self._runs[key] for key in wanted if key in self._runs}
+            for key in found:
+                self._runs.move_to_end(key)
+        todo = [key for key in wanted if key not in found]
+        if todo:
+            results = self.sandbox.run_many([wanted[key] for key in todo])
+            with self._lock:
+                self.executions += len(todo)
+                for key, result in zip(todo, results, strict=True):
+                    found[key] = result
+                    if result.status != Status.SANDBOX_ERROR:
+                        self._runs[key] = result
+                while len(self._runs) > self._cache_size:
+                    self._runs.popitem(last=False)
+        return found
+
+    def _baselines(self, views: list[View]) -> None:
+        missing = []
+        for view in views:
+            if view.columns.get("baseline_metrics") is not None:
+                view.baseline = Metrics.from_dict(view.columns["baseline_metrics"])
+            elif view.columns.get("baseline_code") is not None and view.suite is not None:
+                missing.append(view)
+            else:
+                raise ConfigError("this reward compares with a baseline: give a 'baseline_code' "
+                                  "or 'baseline_metrics' column")
+        jobs = [(str(v.columns["baseline_code"]), v.suite, v.language) for v in missing]
+        results = self._run(jobs)  # type: ignore[arg-type]
+        for view, job in zip(missing, jobs, strict=True):
+            result = results[_key(*job)]  # type: ignore[arg-type]
+            if result.status != Status.SANDBOX_ERROR:
+                view.baseline = Metrics.from_result(result)
+
+    def _analyse(self, views: list[View]) -> None:
+        from ..analyzers import analyze_many
+
+        codes = sorted({v.code for v in views if v.code is not None})
+        reports = dict(zip(codes, analyze_many(codes), strict=True)) if codes else {}
+        for view in views:
+            if view.code is not None:
+                view.report = reports[view.code]
+
+
+def _suite(columns: dict[str, Any]) -> TestSuite:
+    if "tests" not in columns or columns["tests"] is None:
+        raise ConfigError("this reward runs code: the dataset needs a 'tests' column "
+                          "(a test-suite dict or its JSON string, see rewardkit.sandbox.TestSuite)")
+    return TestSuite.from_dict(columns["tests"])
+
+
+def _key(code: str, suite: TestSuite, language: str) -> tuple[str, str, str]:
+    return code, json.dumps(suite.to_dict(), sort_keys=True), language

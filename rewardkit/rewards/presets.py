@@ -1,0 +1,76 @@
+"""Named rewards (SPEC §4.5) and their weights, in one place.
+
+| preset | components and weights |
+| --- | --- |
+| ``afterburner(objective)`` | 0.2 afterburner_format + 0.5 transition + 0.3 efficiency |
+| ``cisq_grpo()`` | 0.2 code_block_format + 0.3 pass_rate + 0.5 quality |
+| ``quality_efficiency(objective)`` | 0.1 afterburner_format + 0.35 transition |
+| | + 0.3 efficiency + 0.25 quality |
+
+``quality_efficiency`` is the product's own recipe: correctness (the
+transition) carries the most weight, because efficiency and quality of wrong
+code are worth nothing; efficiency is next, as the objective being optimised;
+quality keeps the optimised code maintainable (tricks that win milliseconds
+with unreadable or unsafe code lose here); format is small because a model
+learns it within a few steps and it then no longer separates completions.
+Efficiency rewards measure with ``repeats=3`` so each comparison has a
+measured spread behind its noise floor.
+"""
+
+from __future__ import annotations
+
+from ..sandbox import Limits, Sandbox
+from . import components as c
+from .composite import Reward
+from .engine import Engine
+
+WEIGHTS = {
+    "afterburner": {"afterburner_format": 0.2, "transition": 0.5, "efficiency": 0.3},
+    "cisq_grpo": {"code_block_format": 0.2, "pass_rate": 0.3, "quality": 0.5},
+    "quality_efficiency": {"afterburner_format": 0.1, "transition": 0.35, "efficiency": 0.3,
+                           "quality": 0.25},
+}
+EFFICIENCY_REPEATS = 3
+
+
+def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | None,
+            repeats: int) -> Engine:
+    return engine or Engine(sandbox=sandbox, limits=limits, repeats=repeats)
+
+
+def afterburner(objective: str = "time", *, engine: Engine | None = None,
+                sandbox: Sandbox | None = None, limits: Limits | None = None,
+                strict: bool = False) -> Reward:
+    """Afterburner GRPO reward: format, fail/pass transition against the baseline, efficiency gain."""
+    w = WEIGHTS["afterburner"]
+    return Reward([(c.afterburner_format(), w["afterburner_format"]),
+                   (c.transition(), w["transition"]),
+                   (c.efficiency(objective), w["efficiency"])],
+                  _engine(engine, sandbox, limits, EFFICIENCY_REPEATS), strict, "afterburner")
+
+
+def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
+              limits: Limits | None = None, strict: bool = False,
+              format_penalty: float = 0.0) -> Reward:
+    """CISQ code-quality GRPO reward: one code block, test pass rate, static quality."""
+    w = WEIGHTS["cisq_grpo"]
+    return Reward([(c.code_block_format(format_penalty), w["code_block_format"]),
+                   (c.pass_rate(), w["pass_rate"]),
+                   (c.quality(), w["quality"])],
+                  _engine(engine, sandbox, limits, 1), strict, "cisq_grpo")
+
+
+def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
+                       sandbox: Sandbox | None = None, limits: Limits | None = None,
+                       strict: bool = False) -> Reward:
+    """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above)."""
+    w = WEIGHTS["quality_efficiency"]
+    return Reward([(c.afterburner_format(), w["afterburner_format"]),
+                   (c.transition(), w["transition"]),
+                   (c.efficiency(objective), w["efficiency"]),
+                   (c.quality(), w["quality"])],
+                  _engine(engine, sandbox, limits, EFFICIENCY_REPEATS), strict,
+                  "quality_efficiency")
+
+
+PRESETS = {"afterburner": afterburner, "cisq_grpo": cisq_grpo, "quality_efficiency": quality_efficiency}
