@@ -164,7 +164,7 @@ class Engine:
             else:
                 raise ConfigError("this reward compares with a baseline: give a 'baseline_code' "
                                   "or 'baseline_metrics' column")
-        jobs = [(str(v.columns["baseline_code"]), v.suite, v.language) for v in missing]
+        jobs = [(str(v.columns["baseline_code"]).strip("\n"), v.suite, v.language) for v in missing]
         results = self._run(jobs)  # type: ignore[arg-type]
         for view, job in zip(missing, jobs, strict=True):
             result = results[_key(*job)]  # type: ignore[arg-type]
