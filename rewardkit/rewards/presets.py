@@ -19,6 +19,8 @@ measured spread behind its noise floor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..sandbox import Limits, Sandbox
 from . import components as c
 from .composite import Reward
@@ -73,4 +75,6 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                   "quality_efficiency")
 
 
-PRESETS = {"afterburner": afterburner, "cisq_grpo": cisq_grpo, "quality_efficiency": quality_efficiency}
+PRESETS: dict[str, Callable[..., Reward]] = {
+    "afterburner": afterburner, "cisq_grpo": cisq_grpo, "quality_efficiency": quality_efficiency,
+}
