@@ -75,10 +75,19 @@ class MypyTool(Tool):
         shutil.rmtree(staging, ignore_errors=True)
 
     def _mypy(self, paths: Sequence[Path]) -> list[dict[str, object]]:
+        """Mypy's errors for ``paths``.
+
+        A blocking error in one file (a relative import, say) stops mypy for
+        the whole batch, so a batch that ends that way is checked file by file,
+        and a single file's blocking errors are its findings.
+        """
         out, err, status = mypy.api.run([*self._args, *map(str, paths)])
-        if status not in (0, 1):
-            raise RuntimeError(f"mypy exit {status}: {(err or out).strip()[-300:]}")
-        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        items = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        if status in (0, 1) or (status == 2 and items and len(paths) == 1):
+            return items
+        if status == 2 and items:
+            return [item for path in paths for item in self._mypy([path])]
+        raise RuntimeError(f"mypy exit {status}: {(out + err).strip()[-300:]}")
 
     def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
         if self._checked > _RESET_AFTER:

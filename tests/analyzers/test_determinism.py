@@ -34,3 +34,14 @@ def test_batched_equals_one_by_one_in_any_order() -> None:
 def test_duplicates_in_a_batch_get_equal_reports() -> None:
     reports = analyze_many([SNIPPETS[0], SNIPPETS[1], SNIPPETS[0]], workers=1)
     assert reports[0] == reports[2] != reports[1]
+
+
+@pytest.mark.usefixtures("fresh_cache")
+def test_a_blocking_mypy_error_stays_with_its_own_file() -> None:
+    """A relative import stops mypy for a whole batch; the others keep their findings."""
+    relative, typed = "from . import helpers\nprint(helpers)\n", SNIPPETS[2]
+    reports = analyze_many([relative, typed], workers=1)
+    assert all(r.errors == () for r in reports)
+    assert [f.rule for f in reports[0].findings if f.tool == "mypy"] == ["misc"]
+    clear_cache()
+    assert reports[1] == analyze(typed)

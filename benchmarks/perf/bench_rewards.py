@@ -1,0 +1,190 @@
+"""Reward benchmark: one GRPO-shaped batch through ``quality_efficiency``.
+
+The batch is what a trainer hands the reward at one step: 8 problems × 8
+completions (duplicates inside each group, 10 stdio tests per problem, half
+the completions passing), each problem with a slower baseline to beat.
+rewardkit's latency for the batch is printed next to the reference asked for
+by the issue: the same batch computed naively, each component on its own for
+each completion, with no shared runs and no caches (every component runs or
+analyses the code again, the baseline is measured again per completion).
+Both sides use the same warm worker pool, so the difference is the sharing,
+de-duplication and caching, not process start-up.
+
+Run: ``python benchmarks/perf/bench_rewards.py`` (``make bench`` runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rewardkit.analyzers import analyze_many, clear_cache
+from rewardkit.rewards.composite import Reward
+from rewardkit.rewards.engine import Engine
+from rewardkit.rewards.presets import quality_efficiency
+from rewardkit.sandbox import Sandbox
+
+TARGET_S = 10.0
+GROUP = 8
+
+
+@dataclass
+class Problem:
+    """A stdio problem: a reference solution to make outputs, a baseline, and candidates."""
+
+    name: str
+    inputs: list[str]
+    fast: str
+    slow: str
+    wrong: str
+    crash: str
+
+    def tests(self) -> dict[str, Any]:
+        cases = []
+        for text in self.inputs:
+            cases.append({"input": text, "output": _reference_output(self.fast, text)})
+        return {"mode": "stdio", "cases": cases}
+
+
+def _reference_output(code: str, stdin: str) -> str:
+    """Run the reference in this process to write the expected output."""
+    lines = iter(stdin.splitlines())
+    out: list[str] = []
+    exec(code, {"input": lambda: next(lines), "print": lambda *a: out.append(" ".join(map(str, a)))})
+    return "\n".join(out) + "\n"
+
+
+def _lists(rng: random.Random, size: int, count: int = 10, top: int = 50) -> list[str]:
+    rows = []
+    for _ in range(count):
+        values = [rng.randint(0, top) for _ in range(rng.randint(size // 2, size))]
+        rows.append(f"{len(values)}\n{' '.join(map(str, values))}\n")
+    return rows
+
+
+READ = "n = int(input())\nvalues = list(map(int, input().split()))\n"
+
+
+def problems() -> list[Problem]:
+    rng = random.Random(7)
+    numbers = [f"{rng.randint(50, 400)}\n" for _ in range(10)]
+    words = [" ".join(rng.choice(["ab", "cd", "ef", "gh"]) for _ in range(rng.randint(3, 30))) + "\n"
+             for _ in range(10)]
+    return [
+        Problem("sum", _lists(rng, 300), READ + "print(sum(values))",
+                READ + "total = 0\nfor i in range(n):\n    total = sum(values[: i + 1])\nprint(total)",
+                READ + "print(sum(values[1:]))", READ + "print(values[n])"),
+        Problem("distinct", _lists(rng, 300), READ + "print(len(set(values)))",
+                READ + "seen = []\nfor v in values:\n    if v not in seen:\n        seen.append(v)\n"
+                "print(len(seen))",
+                READ + "print(len(values))", READ + "print(len(set(values)) / 0)"),
+        Problem("maximum", _lists(rng, 300), READ + "print(max(values))",
+                READ + "print(sorted(values, key=lambda v: -v)[0])",
+                READ + "print(values[0])", READ + "print(max(values[n:]))"),
+        Problem("pairs", _lists(rng, 200), READ + "from collections import Counter\n"
+                "c = Counter(values)\nprint(sum(k * (k - 1) // 2 for k in c.values()))",
+                READ + "print(sum(values[i] == values[j] for i in range(n) for j in range(i + 1, n)))",
+                READ + "print(n * (n - 1) // 2)", READ + "print(values.index(-1))"),
+        Problem("fibonacci", numbers, "n = int(input())\na, b = 0, 1\nfor _ in range(n):\n"
+                "    a, b = b, (a + b) % 1000000007\nprint(a)",
+                "n = int(input())\nf = [0, 1]\nfor i in range(2, n + 1):\n"
+                "    f = f + [(f[-1] + f[-2]) % 1000000007]\nprint(f[n])",
+                "n = int(input())\na, b = 0, 1\nfor _ in range(n - 1):\n    a, b = b, a + b\nprint(a)",
+                "import sys\nsys.setrecursionlimit(50)\ndef f(n):\n"
+                "    return n if n < 2 else f(n - 1) + f(n - 2)\nprint(f(int(input())))"),
+        Problem("primes", numbers, "n = int(input())\nsieve = [True] * (n + 1)\nsieve[:2] = [False, False]\n"
+                "for i in range(2, int(n ** 0.5) + 1):\n    if sieve[i]:\n"
+                "        sieve[i * i :: i] = [False] * len(sieve[i * i :: i])\nprint(sum(sieve))",
+                "n = int(input())\nprint(sum(all(k % d for d in range(2, k)) for k in range(2, n + 1)))",
+                "n = int(input())\nprint(sum(k % 2 for k in range(n)))",
+                "n = int(input())\nprint(int('primes'))"),
+        Problem("reverse", words, "print(' '.join(reversed(input().split())))",
+                "out = ''\nfor w in input().split():\n    out = w + ' ' + out\nprint(out.strip())",
+                "print(input()[::-1])", "print(input().split()[99])"),
+        Problem("prefix", _lists(rng, 300), READ + "best = run = 0\nfor v in values:\n"
+                "    run += v - 25\n    best = max(best, run)\nprint(best)",
+                READ + "print(max([0] + [sum(v - 25 for v in values[: i + 1]) for i in range(n)]))",
+                READ + "print(max(0, sum(v - 25 for v in values)))", READ + "print(undefined)"),
+    ]
+
+
+def answer(code: str) -> str:
+    return f"<thinking>try this</thinking>\n<solution>\n```python\n{code}\n```\n</solution>"
+
+
+def batch() -> list[dict[str, Any]]:
+    """8 completions per problem: 2 fast, 2 slow (4 pass), 2 wrong, 1 crash, 1 without code."""
+    samples = []
+    for problem in problems():
+        tests = problem.tests()
+        group = [answer(problem.fast), answer(problem.fast), answer(problem.slow),
+                 answer(problem.slow), answer(problem.wrong), answer(problem.wrong),
+                 answer(problem.crash), "<thinking>no idea</thinking>\n<solution>\n</solution>"]
+        baseline = "# the original solution\n" + problem.slow  # not one of the candidates
+        samples += [{"completion": text, "tests": tests, "baseline_code": baseline} for text in group]
+    return samples
+
+
+def rewardkit_batch(sandbox: Sandbox, samples: list[dict[str, Any]]) -> tuple[float, Reward, list[Any]]:
+    """One trainer step: a fresh engine (empty caches) on the warm pool."""
+    clear_cache()
+    reward = quality_efficiency("time", engine=Engine(sandbox=sandbox))
+    start = time.perf_counter()
+    results = reward.score(samples)
+    return time.perf_counter() - start, reward, results
+
+
+def naive_batch(sandbox: Sandbox, samples: list[dict[str, Any]],
+                reward: Reward) -> tuple[float, int, list[dict[str, Any]]]:
+    """Each component for each completion on its own: no sharing, no cache."""
+    executions, values = 0, [{} for _ in samples]
+    start = time.perf_counter()
+    for component, _ in reward.components:
+        for i, sample in enumerate(samples):
+            clear_cache()
+            engine = Engine(sandbox=sandbox)
+            (result,) = Reward([(component, 1.0)], engine).score([sample])
+            executions += engine.executions
+            values[i][component.name] = result.components[component.name]
+    return time.perf_counter() - start, executions, values
+
+
+def main() -> None:
+    print(f"reward benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    samples = batch()
+    print(f"batch: {len(samples)} completions, {len({s['completion'] for s in samples})} distinct, "
+          f"10 tests each, {len(problems())} baselines")
+    with Sandbox(workers=os.cpu_count(), repeats=3) as sandbox:
+        sandbox.run("print(1)", {"mode": "stdio", "cases": [{"input": "", "output": "1\n"}]})
+        analyze_many(["x = 1\n", "y = 2\n"])  # start the analysis pool, as after a trainer's first step
+        timings, executions = [], 0
+        for _ in range(3):
+            seconds, reward, results = rewardkit_batch(sandbox, samples)
+            timings.append(seconds)
+            executions = reward.engine.executions
+        start = time.perf_counter()
+        reward.score(samples)
+        cached = time.perf_counter() - start
+        naive_s, naive_runs, naive_values = naive_batch(sandbox, samples, reward)
+    latency = statistics.median(timings)
+    exact = [c.name for c, _ in reward.components if not c.name.startswith("efficiency")]
+    pairs = zip(results, naive_values, strict=True)
+    agree = sum(all(r.components[k] == n[k] for k in exact) for r, n in pairs)
+    passed = sum(1 for r in results if r.components["transition"] in (0.5, 1.0))
+    print(f"passing candidates measured: {passed}/{len(samples)}")
+    verdict = "met" if latency <= TARGET_S else "MISSED"
+    print(f"rewardkit   {latency:7.2f} s  (median of 3: {', '.join(f'{t:.2f}' for t in timings)}), "
+          f"{executions} sandbox runs, target <= {TARGET_S:.0f} s: {verdict}")
+    print(f"same batch again (caches warm) {cached:.3f} s")
+    print(f"naive       {naive_s:7.2f} s, {naive_runs} sandbox runs")
+    print(f"speed-up {naive_s / latency:.1f}x; components other than efficiency equal to the naive ones "
+          f"on {agree}/{len(samples)} completions")
+
+
+if __name__ == "__main__":
+    main()
