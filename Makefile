@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint typecheck toolchains docker clean
+.PHONY: demo test bench lint typecheck quality toolchains docker clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	@bash scripts/typecheck.sh $(VENV)
 
-test: $(STAMP) toolchains docker lint typecheck
+# rewardkit's own analyzers on its own code (profile: quality.toml); fails under the floor.
+QUALITY_FLOOR := 0.45
+quality: $(STAMP)
+	set -o pipefail; $(PY) -m rewardkit analyze rewardkit sandbox analyzers trainers benchmarks \
+		--profile quality.toml --summary --fail-under $(QUALITY_FLOOR) | tail -n 1
+
+test: $(STAMP) toolchains docker lint typecheck quality
 	$(PY) -m pytest -q -ra
 
 bench: $(STAMP) toolchains docker

@@ -82,3 +82,15 @@ def test_cli_reads_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
 def test_cli_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err
+
+
+def test_cli_summary_and_fail_under(files: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The gate ``make quality`` uses: exit 1 under the floor, one line per file."""
+    assert main([*files, "--summary", "--workers", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and out[2].startswith("2 files: mean score")
+    mean = float(out[2].split("mean score ")[1].split(",")[0])
+    assert 0.5 < mean < 1.0
+    assert main([*files, "--summary", "--fail-under", f"{mean - 0.01}"]) == 0
+    assert main([*files, "--summary", "--fail-under", f"{mean + 0.01}"]) == 1
+    assert "under" in capsys.readouterr().err
