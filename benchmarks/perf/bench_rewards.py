@@ -45,6 +45,7 @@ class Problem:
     crash: str
 
     def tests(self) -> dict[str, Any]:
+        """Ten stdio cases whose outputs the fast solution writes."""
         cases = []
         for text in self.inputs:
             cases.append({"input": text, "output": _reference_output(self.fast, text)})
@@ -52,10 +53,11 @@ class Problem:
 
 
 def _reference_output(code: str, stdin: str) -> str:
-    """Run the reference in this process to write the expected output."""
+    """Run the reference (ours, trusted) in this process to write the expected output."""
     lines = iter(stdin.splitlines())
     out: list[str] = []
-    exec(code, {"input": lambda: next(lines), "print": lambda *a: out.append(" ".join(map(str, a)))})
+    names = {"input": lambda: next(lines), "print": lambda *a: out.append(" ".join(map(str, a)))}
+    exec(code, names)  # nosec B102
     return "\n".join(out) + "\n"
 
 
@@ -71,7 +73,8 @@ READ = "n = int(input())\nvalues = list(map(int, input().split()))\n"
 
 
 def problems() -> list[Problem]:
-    rng = random.Random(7)
+    """Eight small problems; each has a fast and a slow correct solution, a wrong one and a crash."""
+    rng = random.Random(7)  # nosec B311 - seeded test data, not security
     numbers = [f"{rng.randint(50, 400)}\n" for _ in range(10)]
     words = [" ".join(rng.choice(["ab", "cd", "ef", "gh"]) for _ in range(rng.randint(3, 30))) + "\n"
              for _ in range(10)]
@@ -114,6 +117,7 @@ def problems() -> list[Problem]:
 
 
 def answer(code: str) -> str:
+    """``code`` as an Afterburner-format completion."""
     return f"<thinking>try this</thinking>\n<solution>\n```python\n{code}\n```\n</solution>"
 
 
@@ -142,7 +146,8 @@ def rewardkit_batch(sandbox: Sandbox, samples: list[dict[str, Any]]) -> tuple[fl
 def naive_batch(sandbox: Sandbox, samples: list[dict[str, Any]],
                 reward: Reward) -> tuple[float, int, list[dict[str, Any]]]:
     """Each component for each completion on its own: no sharing, no cache."""
-    executions, values = 0, [{} for _ in samples]
+    executions = 0
+    values: list[dict[str, Any]] = [{} for _ in samples]
     start = time.perf_counter()
     for component, _ in reward.components:
         for i, sample in enumerate(samples):
@@ -154,36 +159,43 @@ def naive_batch(sandbox: Sandbox, samples: list[dict[str, Any]],
     return time.perf_counter() - start, executions, values
 
 
-def main() -> None:
-    print(f"reward benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
-    samples = batch()
-    print(f"batch: {len(samples)} completions, {len({s['completion'] for s in samples})} distinct, "
-          f"10 tests each, {len(problems())} baselines")
+def measure(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """rewardkit three times (fresh caches), once more with warm caches, then the naive way."""
     with Sandbox(workers=os.cpu_count(), repeats=3) as sandbox:
         sandbox.run("print(1)", {"mode": "stdio", "cases": [{"input": "", "output": "1\n"}]})
         analyze_many(["x = 1\n", "y = 2\n"])  # start the analysis pool, as after a trainer's first step
-        timings, executions = [], 0
+        timings = []
         for _ in range(3):
             seconds, reward, results = rewardkit_batch(sandbox, samples)
             timings.append(seconds)
-            executions = reward.engine.executions
         start = time.perf_counter()
         reward.score(samples)
         cached = time.perf_counter() - start
         naive_s, naive_runs, naive_values = naive_batch(sandbox, samples, reward)
-    latency = statistics.median(timings)
     exact = [c.name for c, _ in reward.components if not c.name.startswith("efficiency")]
     pairs = zip(results, naive_values, strict=True)
-    agree = sum(all(r.components[k] == n[k] for k in exact) for r, n in pairs)
-    passed = sum(1 for r in results if r.components["transition"] in (0.5, 1.0))
+    return {"timings": timings, "runs": reward.engine.executions, "cached": cached, "naive_s": naive_s,
+            "naive_runs": naive_runs, "results": results,
+            "agree": sum(all(r.components[k] == n[k] for k in exact) for r, n in pairs)}
+
+
+def main() -> None:
+    """Print the batch, rewardkit's latency and the naive reference."""
+    print(f"reward benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    samples = batch()
+    print(f"batch: {len(samples)} completions, {len({s['completion'] for s in samples})} distinct, "
+          f"10 tests each, {len(problems())} baselines")
+    m = measure(samples)
+    latency = statistics.median(m["timings"])
+    passed = sum(1 for r in m["results"] if r.components["transition"] in (0.5, 1.0))
     print(f"passing candidates measured: {passed}/{len(samples)}")
     verdict = "met" if latency <= TARGET_S else "MISSED"
-    print(f"rewardkit   {latency:7.2f} s  (median of 3: {', '.join(f'{t:.2f}' for t in timings)}), "
-          f"{executions} sandbox runs, target <= {TARGET_S:.0f} s: {verdict}")
-    print(f"same batch again (caches warm) {cached:.3f} s")
-    print(f"naive       {naive_s:7.2f} s, {naive_runs} sandbox runs")
-    print(f"speed-up {naive_s / latency:.1f}x; components other than efficiency equal to the naive ones "
-          f"on {agree}/{len(samples)} completions")
+    print(f"rewardkit   {latency:7.2f} s  (median of 3: {', '.join(f'{t:.2f}' for t in m['timings'])}), "
+          f"{m['runs']} sandbox runs, target <= {TARGET_S:.0f} s: {verdict}")
+    print(f"same batch again (caches warm) {m['cached']:.3f} s")
+    print(f"naive       {m['naive_s']:7.2f} s, {m['naive_runs']} sandbox runs")
+    print(f"speed-up {m['naive_s'] / latency:.1f}x; components other than efficiency equal to the naive "
+          f"ones on {m['agree']}/{len(samples)} completions")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ def _status(view: View) -> dict[str, Any]:
 
 # -- format ------------------------------------------------------------------------------
 def afterburner_format() -> Component:
+    """+1 for one ``<thinking>`` then one ``<solution>`` block and nothing else, else -1."""
     def compute(view: View) -> Scored:
         if view.text.value is None:
             return -1.0, {"reason": view.text.problem}
@@ -53,6 +54,7 @@ def afterburner_format() -> Component:
 
 
 def code_block_format(penalty: float = 0.0) -> Component:
+    """1 for exactly one complete fenced block of the language, 0 for none, ``penalty`` otherwise."""
     def compute(view: View) -> Scored:
         if view.text.value is None:
             return min(0.0, penalty), {"reason": view.text.problem}
@@ -74,14 +76,17 @@ def _with_run(name: str, lowest: float, value: Callable[[View], float]) -> Compo
 
 
 def binary() -> Component:
+    """1 when every test passes, else 0."""
     return _with_run("binary", 0.0, lambda v: 1.0 if v.result and v.result.passed else 0.0)
 
 
 def pass_rate() -> Component:
+    """Fraction of the tests passed."""
     return _with_run("pass_rate", 0.0, lambda v: v.result.pass_rate if v.result else 0.0)
 
 
 def rlef() -> Component:
+    """RLEF: +1 pass, -1 fail, -0.2 when there is no valid program (no code, does not compile)."""
     def compute(view: View) -> Scored:
         if _fault(view):
             return None, _status(view)
@@ -93,6 +98,7 @@ def rlef() -> Component:
 
 
 def transition() -> Component:
+    """Afterburner fail/pass transition against the baseline: +1, +0.5, -0.5 or -1."""
     def compute(view: View) -> Scored:
         if _fault(view) or view.baseline is None:
             return None, {**_status(view), "baseline": "not measured (sandbox fault)"}
@@ -105,6 +111,7 @@ def transition() -> Component:
 
 # -- efficiency ------------------------------------------------------------------------------
 def check_objective(objective: str) -> str:
+    """``objective`` itself, or a ConfigError naming the ones there are."""
     if objective not in (*OBJECTIVES, "instructions"):
         raise ConfigError(f"unknown objective {objective!r}; use one of "
                           f"{', '.join((*OBJECTIVES, 'instructions'))}")
@@ -128,6 +135,7 @@ def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> fl
 
 def efficiency(objective: str = "time", noise_floor: float | None = None,
                upper: float | None = None) -> Component:
+    """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass."""
     check_objective(objective)
 
     def compute(view: View) -> Scored:
@@ -178,6 +186,7 @@ CHARACTERISTICS = ("maintainability", "security", "performance", "reliability")
 
 
 def quality(characteristic: str | None = None) -> Component:
+    """``1/(1+W)`` from the analyzers, over all findings or one characteristic's."""
     if characteristic is not None and characteristic not in CHARACTERISTICS:
         raise ConfigError(f"unknown characteristic {characteristic!r}; use one of {CHARACTERISTICS}")
 

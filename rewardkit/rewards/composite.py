@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import statistics
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ class RewardResult:
     info: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
         return {"value": self.value, "components": self.components, "info": self.info}
 
 
@@ -57,10 +59,12 @@ class Reward:
 
     @property
     def weights(self) -> list[float]:
+        """The components' weights in order, for TRL's ``reward_weights``."""
         return [weight for _, weight in self.components]
 
     # -- TRL-style call ---------------------------------------------------------------
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        """The weighted reward of each completion, as TRL calls a reward function."""
         results = self.evaluate(completions, kwargs)
         _log_to_trainer(kwargs, results, [c.name for c, _ in self.components])
         return [r.value for r in results]
@@ -75,6 +79,7 @@ class Reward:
 
     def evaluate(self, completions: list[Any], kwargs: dict[str, Any],
                  only: Sequence[Component] | None = None) -> list[RewardResult]:
+        """Results for ``completions`` with dataset ``kwargs`` columns (``only`` these components)."""
         chosen = list(only) if only is not None else [c for c, _ in self.components]
         columns = _columns(completions, kwargs)
         needs = set().union(*(c.needs for c in chosen))
@@ -162,8 +167,8 @@ def _log_to_trainer(kwargs: dict[str, Any], results: list[RewardResult], names: 
             values = [r.components[name] for r in results if r.components.get(name) is not None]
             if values:
                 log_metric(f"rewardkit/{name}", statistics.fmean(v for v in values if v is not None))
-        for status in sorted(set(statuses)):
-            log_metric(f"rewardkit/status/{status}", statuses.count(status) / len(statuses))
+        for status, count in sorted(Counter(statuses).items()):
+            log_metric(f"rewardkit/status/{status}", count / len(statuses))
     if callable(log_extra):
         log_extra("rewardkit_status", statuses)
 

@@ -40,11 +40,13 @@ class Metrics:
 
     @classmethod
     def from_result(cls, result: ExecutionResult) -> Metrics:
+        """The metrics of a sandbox result."""
         return cls(result.passed, result.time_s, result.peak_memory_kb, result.integral_kb_s,
                    dict(result.spread), result.instructions)
 
     @classmethod
     def from_dict(cls, data: Any) -> Metrics:
+        """Metrics from a ``baseline_metrics`` dict (or its JSON)."""
         if isinstance(data, str):
             data = json.loads(data)
         if not isinstance(data, dict) or "passed" not in data:
@@ -55,6 +57,7 @@ class Metrics:
                    dict(data.get("spread", {})), data.get("instructions"))
 
     def value(self, objective: str) -> float:
+        """The measurement an objective compares."""
         return float(getattr(self, METRIC_OF[objective]))
 
 
@@ -86,7 +89,7 @@ class Engine:
     def __init__(self, sandbox: Sandbox | None = None, workers: int | None = None,
                  limits: Limits | None = None, repeats: int = 1, meter: str = "time",
                  cache_size: int = 4096) -> None:
-        self._sandbox = sandbox
+        self._sandbox, self._owns_sandbox = sandbox, sandbox is None
         self._workers, self._limits, self._repeats, self._meter = workers, limits, repeats, meter
         self._runs: OrderedDict[tuple[str, str, str], ExecutionResult] = OrderedDict()
         self._cache_size = cache_size
@@ -95,6 +98,7 @@ class Engine:
 
     @property
     def sandbox(self) -> Sandbox:
+        """The sandbox, started on first use."""
         with self._lock:
             if self._sandbox is None:
                 self._sandbox = Sandbox(workers=self._workers, limits=self._limits,
@@ -102,12 +106,14 @@ class Engine:
             return self._sandbox
 
     def close(self) -> None:
-        if self._sandbox is not None:
+        """Stop the sandbox's workers, if this engine started them (a sandbox passed in stays open)."""
+        if self._owns_sandbox and self._sandbox is not None:
             self._sandbox.close()
 
     # -- building views ---------------------------------------------------------------
     def views(self, completions: list[Any], columns: dict[str, list[Any]],
               needs: set[str]) -> list[View]:
+        """One view per completion, with the runs, baselines and reports ``needs`` asks for."""
         views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs)
                  for i, completion in enumerate(completions)]
         if "run" in needs:

@@ -67,6 +67,7 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
 
 
 def has_unterminated_fence(text: str) -> bool:
+    """Whether a code fence was opened and never closed."""
     return text.count("```") % 2 == 1
 
 

@@ -28,7 +28,7 @@ from .engine import Engine
 
 WEIGHTS = {
     "afterburner": {"afterburner_format": 0.2, "transition": 0.5, "efficiency": 0.3},
-    "cisq_grpo": {"code_block_format": 0.2, "pass_rate": 0.3, "quality": 0.5},
+    "cisq_grpo": {"code_block_format": 0.2, "pass_rate": 0.3, "quality": 0.5},  # nosec B105 - "pass_rate" is no password
     "quality_efficiency": {"afterburner_format": 0.1, "transition": 0.35, "efficiency": 0.3,
                            "quality": 0.25},
 }

@@ -139,6 +139,8 @@ def test_one_run_per_distinct_completion_and_cached_across_calls(sandbox: Sandbo
     for function in reward.functions():  # per-component functions share the engine
         function(completions=group, **columns)
     assert engine.executions == 4
+    engine.close()  # a sandbox handed in belongs to the caller and stays open
+    assert sandbox.run(FAST, TESTS).passed
 
 
 def test_component_functions_for_trl(engine: Engine) -> None:
