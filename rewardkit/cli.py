@@ -1,4 +1,4 @@
-"""Command line: ``rewardkit run|analyze|demo``.
+"""Command line: ``rewardkit run|score|analyze|demo``.
 
 Exit codes: 0 when the work was done (whatever the code's verdict), 2 on bad
 usage or unreadable input.
@@ -7,10 +7,15 @@ usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .scoring import Scorer
 
 
 def _read_text(path: str) -> str:
@@ -57,10 +62,69 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_analyze(args: argparse.Namespace) -> int:
-    from .analyzers.cli import main as analyze_main
+def _score_usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with this combination of ``score`` arguments, if anything."""
+    if (args.solution is None) == (args.jsonl is None):
+        return "give either a SOLUTION_FILE or --jsonl FILE"
+    if args.solution is not None:
+        if args.tests is None:
+            return "a SOLUTION_FILE needs --tests TESTS.json"
+        if args.out is not None:
+            return "--out goes with --jsonl (a single result is printed)"
+    elif args.format is not None:
+        return "--format goes with a SOLUTION_FILE (--jsonl always writes JSON lines)"
+    if [args.solution, args.jsonl, args.tests, args.baseline].count("-") > 1:
+        return "only one input can be - (stdin)"
+    return None
 
-    return int(analyze_main(args.rest))
+
+def _score_jsonl(scorer: Scorer, lines: list[str], out_path: str | None) -> int:
+    """JSON lines to ``out_path`` (or stdout), progress and a summary on stderr."""
+    with contextlib.ExitStack() as stack:
+        try:
+            out = stack.enter_context(open(out_path, "w", encoding="utf-8")) if out_path else sys.stdout
+        except OSError as exc:
+            print(f"rewardkit score: {exc}", file=sys.stderr)
+            return 2
+        summary = scorer.score_jsonl(lines, out, progress=sys.stderr)
+    print(f"rewardkit score: {summary.line()}", file=sys.stderr)
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """``rewardkit score``: a SOLUTION_FILE as a table or JSON, or a --jsonl file of records."""
+    from .sandbox import Limits
+    from .scoring import ScoreError, Scorer
+
+    problem = _score_usage(args)
+    if problem:
+        print(f"rewardkit score: {problem}", file=sys.stderr)
+        return 2
+    try:
+        completion = _read_text(args.solution) if args.solution is not None else None
+        lines = _read_text(args.jsonl).split("\n") if args.jsonl is not None else []
+        tests = _read_text(args.tests) if args.tests is not None else None
+        baseline = _read_text(args.baseline) if args.baseline is not None else None
+        limits = Limits(time_s=args.time_limit, memory_mb=args.memory_mb)
+        scorer = Scorer(preset=args.preset, objective=args.objective, tests=tests,
+                        baseline_code=baseline, language=args.language, limits=limits,
+                        repeats=args.repeats, batch_size=args.batch_size)
+    except (OSError, ValueError) as exc:  # ScoreError is a ValueError
+        print(f"rewardkit score: {exc}", file=sys.stderr)
+        return 2
+    with scorer:
+        if completion is None:
+            return _score_jsonl(scorer, lines, args.out)
+        try:
+            result, sample = scorer.score_completion(completion)
+        except ScoreError as exc:
+            print(f"rewardkit score: {exc}", file=sys.stderr)
+            return 2
+        if args.format == "json":
+            print(json.dumps(scorer.result_dict(result), indent=2, default=str))
+        else:
+            print(scorer.table(result, *scorer.measurements(sample, result)))
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -85,10 +149,40 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--memory-mb", type=int, default=1024)
     run.set_defaults(func=cmd_run)
 
-    analyze = sub.add_parser("analyze", help="static quality analysis (CISQ / ISO 5055)",
-                             add_help=False)
-    analyze.add_argument("rest", nargs=argparse.REMAINDER)
-    analyze.set_defaults(func=cmd_analyze)
+    score = sub.add_parser(
+        "score", help="score a completion, or a JSONL file of records, with a reward preset",
+        description="Score a completion (raw code or a model answer with fences or <solution> "
+                    "tags) with a reward preset and print each component and the total; or score "
+                    "a JSONL file of records {completion, tests, baseline_code, baseline_metrics, "
+                    "language, id, ...} and write one JSON line per record, in order. The default "
+                    "preset cisq_grpo needs only tests; afterburner and quality_efficiency compare "
+                    "with a baseline (--baseline or the records' baseline_code/baseline_metrics).")
+    score.add_argument("solution", nargs="?", metavar="SOLUTION_FILE",
+                       help="the completion to score, or - for stdin")
+    score.add_argument("--tests", metavar="TESTS.json",
+                       help="test suite JSON (for --jsonl: records without 'tests')")
+    score.add_argument("--baseline", metavar="FILE",
+                       help="baseline code to compare with (for --jsonl: records without one)")
+    score.add_argument("--jsonl", metavar="FILE", help="score the records of this JSONL file (- for stdin)")
+    score.add_argument("--out", metavar="OUT.jsonl", help="with --jsonl: write results here, not stdout")
+    score.add_argument("--preset", default="cisq_grpo",
+                       help="afterburner, cisq_grpo or quality_efficiency (default cisq_grpo)")
+    score.add_argument("--objective", choices=["time", "memory", "integral"],
+                       help="efficiency objective of afterburner and quality_efficiency (default time)")
+    score.add_argument("--format", choices=["table", "json"],
+                       help="output for a SOLUTION_FILE (default table)")
+    score.add_argument("--language", default=None,
+                       help="language of the code (default python; for --jsonl: records without one)")
+    score.add_argument("--repeats", type=int, default=None,
+                       help="runs per passing solution (default: the preset's, 3 for efficiency)")
+    score.add_argument("--time-limit", type=float, default=10.0, help="seconds per test case")
+    score.add_argument("--memory-mb", type=int, default=1024)
+    score.add_argument("--batch-size", type=int, default=32,
+                       help="with --jsonl: records scored together (sharing runs and caches)")
+    score.set_defaults(func=cmd_score)
+
+    # listed for the help text; main() hands `analyze ...` to rewardkit.analyzers.cli
+    sub.add_parser("analyze", help="static quality analysis (CISQ / ISO 5055)", add_help=False)
 
     demo = sub.add_parser("demo", help="run the bundled examples and print a results table")
     demo.add_argument("--out", default=None, help="also write the results as JSON here")
@@ -97,9 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["analyze"]:  # its own parser, so `rewardkit analyze -h` is analyze's help
+        from .analyzers.cli import main as analyze_main
+
+        return int(analyze_main(args_in[1:]))
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_in)
     except SystemExit as exc:
         return int(exc.code or 0)
     return int(args.func(args))

@@ -94,3 +94,10 @@ def test_cli_summary_and_fail_under(files: list[str], capsys: pytest.CaptureFixt
     assert main([*files, "--summary", "--fail-under", f"{mean - 0.01}"]) == 0
     assert main([*files, "--summary", "--fail-under", f"{mean + 0.01}"]) == 1
     assert "under" in capsys.readouterr().err
+
+
+def test_rewardkit_analyze_help_is_analyzes_own(capsys: pytest.CaptureFixture[str]) -> None:
+    from rewardkit.cli import main as rewardkit_main
+
+    assert rewardkit_main(["analyze", "-h"]) == 0
+    assert "--fail-under" in capsys.readouterr().out
