@@ -3,18 +3,27 @@
 Bad input never raises: ``None`` and other non-text objects, undecodable bytes,
 NUL bytes, oversized sources and syntax errors each become one ``rk-input``
 finding, and the other tools are skipped for that source.
+
+Unless the profile sets ``honour_suppressions``, inline suppression comments
+(``# nosec``, ``# noqa``, ``# pylint: disable=...``, ``# type: ignore``,
+``# mypy: ignore-errors``...) are blanked before the tools see the code, so a
+generated program cannot switch its own findings off.
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 import warnings
 from dataclasses import dataclass
 
 from .finding import Finding
 from .profile import Profile
+
+SUPPRESSION = re.compile(r"nosec|noqa|pylint\s*:|type\s*:\s*ignore|mypy\s*:|pyright\s*:|pragma\s*:",
+                         re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -66,4 +75,21 @@ def prepare(code: object, profile: Profile) -> Prepared:
         return _problem(profile, "syntax-error", f"{exc.msg}", exc.lineno or 1)
     except (ValueError, RecursionError, MemoryError) as exc:
         return _problem(profile, "syntax-error", f"cannot parse: {type(exc).__name__}")
+    if not profile.threshold("honour_suppressions"):
+        code = erase_suppressions(code)
     return Prepared(code, tree, None)
+
+
+def erase_suppressions(code: str) -> str:
+    """``code`` with every comment that suppresses a tool reduced to ``#`` (lines keep their numbers)."""
+    lines = code.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT and SUPPRESSION.search(token.string):
+            row, col = token.start
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + "#" + line[col + len(token.string):]
+    return "".join(lines)
