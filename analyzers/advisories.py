@@ -69,9 +69,8 @@ def from_pip_audit(report: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> l
             continue
         ids = sorted({v["id"] for v in vulns} | {a for v in vulns for a in v.get("aliases", [])})
         fixes = sorted({f for v in vulns for f in v.get("fix_versions", [])})
-        summary = f"{dep['name']} {dep.get('version', '?')}: {len(vulns)} known vulnerabilities"
-        if fixes:
-            summary += f"; fixed in {', '.join(fixes)}"
+        fixed = f"; fixed in {', '.join(fixes)}" if fixes else ""
+        summary = f"{dep['name']} {dep.get('version', '?')}: {len(vulns)} known vulnerabilities{fixed}"
         entries += [
             {"module": m, "package": dep["name"], "kind": "vulnerable", "ids": ids,
              "severity": "high", "cwe": None, "summary": summary}

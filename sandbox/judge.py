@@ -33,7 +33,10 @@ OUTCOME_STATUS = {
 
 
 class Transport(Protocol):
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]: ...
+    """Anything that answers worker frames: a WorkerProcess, or a fake in tests."""
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one frame and return the worker's reply."""
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
     def add_usage(self, report: dict[str, Any]) -> None:
+        """Add a worker report's time, memory and instruction figures; keep its stderr tail."""
         self.time_s += float(report.get("time_s", 0.0))
         self.wall_s += float(report.get("wall_s", 0.0))
         self.peak_kb = max(self.peak_kb, float(report.get("peak_kb", 0.0)))
@@ -65,10 +69,12 @@ class Tally:
             self.stderr = str(report["stderr"])[-4000:]
 
     def fail(self, status: Status, index: int | None, feedback: str) -> None:
+        """Record a failure, unless an earlier one already set the verdict."""
         if self.status == Status.PASSED:
             self.status, self.failed_case, self.feedback = status, index, feedback
 
     def result(self, meter: str) -> ExecutionResult:
+        """The final result; the instruction count is kept only under that meter."""
         return ExecutionResult(
             status=self.status, tests_passed=self.passed, tests_total=self.total,
             time_s=self.time_s, wall_s=self.wall_s, peak_memory_kb=self.peak_kb,
@@ -80,8 +86,7 @@ class Tally:
 def execute(worker: Transport, code: str, suite: TestSuite, language: str, limits: Limits,
             meter: str) -> ExecutionResult:
     """Run ``code`` against ``suite`` on ``worker``; raises WorkerGone on infrastructure faults."""
-    slowdown = 60 if meter == "instructions" else 1
-    timeout = (limits.time_s * max(1, len(suite)) + limits.compile_time_s) * slowdown + GRACE_S
+    timeout = _reply_timeout(suite, limits, meter)
     kind = "program" if suite.mode == "stdio" else "module"
     wire_limits = limits.to_dict()
     if kind == "module":
@@ -109,6 +114,12 @@ def execute(worker: Transport, code: str, suite: TestSuite, language: str, limit
         tally.fail(Status.RUNTIME_ERROR, None,
                    "The solution's process ended before every test had run.")
     return tally.result(meter)
+
+
+def _reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
+    """Seconds one worker reply may take: all cases plus compiling at the meter's pace, plus grace."""
+    slowdown = 60 if meter == "instructions" else 1
+    return (limits.time_s * max(1, len(suite)) + limits.compile_time_s) * slowdown + GRACE_S
 
 
 def _failed_start(tally: Tally, begun: dict[str, Any], limits: Limits) -> None:
@@ -154,7 +165,7 @@ def normalize_output(text: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _evaluator(source: str) -> Callable[[str, str], Any]:
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__evaluator__"}
-    exec(compile(source, "<evaluator>", "exec"), namespace)
+    exec(compile(source, "<evaluator>", "exec"), namespace)  # nosec B102 - the suite's trusted evaluator
     if not callable(namespace.get("evaluate")):
         raise ValueError("the evaluator source must define evaluate(expected, actual)")
     return namespace["evaluate"]  # type: ignore[no-any-return]
@@ -295,7 +306,7 @@ def _run_check(worker: Transport, suite: TestSuite, names: list[str], limits: Li
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__"}
     namespace.update({name: _Remote(worker, name, timeout) for name in names})
     try:
-        exec(compile(str(suite.check), "<check>", "exec"), namespace)
+        exec(compile(str(suite.check), "<check>", "exec"), namespace)  # nosec B102 - the suite's trusted check
         namespace["check"](namespace[entry])
     except RemoteGone:
         return  # the end-of-job report says why

@@ -45,6 +45,7 @@ class WorkerPool:
 
     @contextmanager
     def lease(self) -> Iterator[WorkerProcess]:
+        """Lend an idle or new worker for one job; closed after it if it died or the pool is fresh."""
         with self._slots:
             try:
                 worker = self._idle.get_nowait()
@@ -63,6 +64,7 @@ class WorkerPool:
                     worker.close()
 
     def close(self) -> None:
+        """Close every worker this pool started, idle or leased."""
         with self._lock:
             workers = list(self._all)
         for worker in workers:
@@ -154,6 +156,7 @@ class Sandbox:
             return dict(worker.info.get("isolation", {}))
 
     def close(self) -> None:
+        """Stop the workers; later calls to run raise RuntimeError."""
         if not self._closed:
             self._closed = True
             self._pool.close()

@@ -50,6 +50,7 @@ class TestSuite:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | str) -> TestSuite:
+        """Validate a suite given as a dict or JSON text; SuiteError says what is wrong."""
         if isinstance(data, str):
             try:
                 data = json.loads(data)
@@ -83,6 +84,7 @@ class TestSuite:
                    {k: v for k, v in data.items() if k not in known})
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form that :meth:`from_dict` reads back."""
         out: dict[str, Any] = {"mode": self.mode}
         if self.mode == "stdio":
             out["cases"] = [{"input": c.input, "output": c.output} for c in self.cases]

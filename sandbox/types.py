@@ -50,6 +50,7 @@ class Limits:
                 raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The limits as a dict, as sent to the worker."""
         return asdict(self)
 
 
@@ -79,13 +80,16 @@ class ExecutionResult:
 
     @property
     def passed(self) -> bool:
+        """Whether every test passed."""
         return self.status == Status.PASSED
 
     @property
     def pass_rate(self) -> float:
+        """Fraction of tests passed (0.0 for an empty suite)."""
         return self.tests_passed / self.tests_total if self.tests_total else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, with ``status`` as its string and ``passed``/``pass_rate`` added."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["status"] = self.status.value
         data["passed"] = self.passed
@@ -93,10 +97,12 @@ class ExecutionResult:
         return data
 
     def to_json(self) -> str:
+        """The :meth:`to_dict` form as JSON text."""
         return json.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExecutionResult:
+        """Rebuild a result from :meth:`to_dict` output; unknown keys are ignored."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["status"] = Status(values["status"])
@@ -104,4 +110,5 @@ class ExecutionResult:
 
     @classmethod
     def sandbox_error(cls, message: str, tests_total: int = 0) -> ExecutionResult:
+        """A result that blames the infrastructure, not the code."""
         return cls(Status.SANDBOX_ERROR, tests_total=tests_total, feedback=message)

@@ -86,6 +86,7 @@ class PerfTool(PerUnitTool):
     name = "rk-perf"
 
     def check(self, unit: Unit) -> Iterable[Finding | None]:
+        """Loop-body costs per scope, then oversized literals and classes of the whole module."""
         aliases = import_aliases(unit.nodes)
         module_kinds = assigned_kinds(unit.tree)
         for scope in scopes(unit.tree, unit.nodes):

@@ -84,6 +84,7 @@ class ReliabilityTool(PerUnitTool):
     name = "rk-reliability"
 
     def check(self, unit: Unit) -> Iterable[Finding | None]:
+        """Handler, loop, resource and lock findings of one module."""
         tree = unit.tree
         aliases = import_aliases(unit.nodes)
         parents = unit.parents
@@ -93,7 +94,8 @@ class ReliabilityTool(PerUnitTool):
             elif isinstance(node, ast.While):
                 yield from self._while(node, aliases, parents)
             elif isinstance(node, (ast.For, ast.AsyncFor)):
-                yield from self._for(node)
+                yield from self._for_target(node)
+                yield from self._for_iterable(node)
         for scope in all_scopes(tree, unit.nodes):
             yield from self._resources(scope, aliases, parents)
             yield from self._unreleased_locks(scope)
@@ -151,7 +153,8 @@ class ReliabilityTool(PerUnitTool):
                 node.lineno,
             )
 
-    def _for(self, node: ast.For | ast.AsyncFor) -> Iterator[Finding | None]:
+    def _for_target(self, node: ast.For | ast.AsyncFor) -> Iterator[Finding | None]:
+        """The first assignment in the body to a name the loop binds."""
         targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         for sub in walk_body(node.body):
             if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
@@ -161,7 +164,10 @@ class ReliabilityTool(PerUnitTool):
                     "loop-variable-modified",
                     "for-loop variable reassigned inside the loop body", sub.lineno,
                 )
-                break
+                return
+
+    def _for_iterable(self, node: ast.For | ast.AsyncFor) -> Iterator[Finding | None]:
+        """The first change to the iterated name or attribute, in a body with no break."""
         if not isinstance(node.iter, (ast.Name, ast.Attribute)):
             return
         walked = ast.unparse(node.iter)
@@ -169,16 +175,7 @@ class ReliabilityTool(PerUnitTool):
         if any(isinstance(n, ast.Break) for n in body):
             return
         for sub in body:
-            mutated = (
-                isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr in MUTATORS and ast.unparse(sub.func.value) == walked
-            ) or (
-                isinstance(sub, ast.Delete) and any(
-                    isinstance(t, ast.Subscript) and ast.unparse(t.value) == walked
-                    for t in sub.targets
-                )
-            )
-            if mutated:
+            if _mutates(sub, walked):
                 yield self.emit(
                     "iterable-modified-in-loop",
                     f"'{walked}' is changed while the loop iterates over it",
@@ -271,6 +268,18 @@ def _targets(stmt: ast.AST) -> list[ast.expr]:
     if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
         return [stmt.target]
     return []
+
+
+def _mutates(node: ast.AST, walked: str) -> bool:
+    """Whether ``node`` is a mutating method call on, or an item deletion from, ``walked``."""
+    if isinstance(node, ast.Call):
+        return (
+            isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS
+            and ast.unparse(node.func.value) == walked
+        )
+    if isinstance(node, ast.Delete):
+        return any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == walked for t in node.targets)
+    return False
 
 
 def _released_names(body: list[ast.AST]) -> set[str]:

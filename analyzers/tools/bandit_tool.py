@@ -11,6 +11,7 @@ import logging
 from collections.abc import Sequence
 
 from bandit.core.config import BanditConfig
+from bandit.core.issue import Issue
 from bandit.core.manager import BanditManager
 
 from ..finding import Finding
@@ -32,6 +33,7 @@ class BanditTool(Tool):
         self._config = BanditConfig()
 
     def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
+        """One bandit pass over the batch's files (``# nosec`` honoured), split back per unit."""
         manager = BanditManager(self._config, "file", profile={"exclude": _SKIPPED_TESTS})
         manager.files_list = [str(u.path) for u in units]
         manager.run_tests()
@@ -40,11 +42,15 @@ class BanditTool(Tool):
         index = {str(u.path): i for i, u in enumerate(units)}
         out: list[list[Finding]] = [[] for _ in units]
         for issue in manager.get_issue_list():
-            severity = _SEVERITY.get(issue.severity, "medium")
-            if issue.severity == "HIGH" and issue.confidence == "HIGH":
-                severity = "critical"
             cwe = issue.cwe.id or None
-            found = self.emit(issue.test_id, issue.text, issue.lineno, cwe, severity)
+            found = self.emit(issue.test_id, issue.text, issue.lineno, cwe, _severity(issue))
             if found is not None:
                 out[index[issue.fname]].append(found)
         return out
+
+
+def _severity(issue: Issue) -> str:
+    """Bandit's severity as ours; HIGH severity with HIGH confidence is critical."""
+    if issue.severity == "HIGH" and issue.confidence == "HIGH":
+        return "critical"
+    return _SEVERITY.get(issue.severity, "medium")

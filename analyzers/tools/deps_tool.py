@@ -31,6 +31,7 @@ class DepsTool(PerUnitTool):
     name = "rk-deps"
 
     def check(self, unit: Unit) -> Iterable[Finding | None]:
+        """Match each imported module against the advisory table."""
         seen: set[tuple[str, int]] = set()
         for module, line in imported_modules(unit.nodes):
             for entry in advisory_table():

@@ -90,6 +90,7 @@ class MypyTool(Tool):
         raise RuntimeError(f"mypy exit {status}: {(out + err).strip()[-300:]}")
 
     def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
+        """Mypy's errors for the batch, re-seeding its warm cache every so many files."""
         if self._checked > _RESET_AFTER:
             self._seed(Path(self._dir.name) / "warmup.py")
             self._checked = 0

@@ -58,6 +58,7 @@ class PylintTool(Tool):
         self._linter = run.linter
 
     def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
+        """One pylint check of the batch on the warm linter; a fatal message raises."""
         reporter = CollectingReporter()
         self._linter.set_reporter(reporter)
         try:

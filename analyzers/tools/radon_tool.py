@@ -35,6 +35,7 @@ class RadonTool(PerUnitTool):
     name = "radon"
 
     def check(self, unit: Unit) -> Iterable[Finding | None]:
+        """Blocks above the profile's complexity grade, and the module's maintainability grade."""
         visitor = ComplexityVisitor.from_ast(unit.tree)
         worst_cc = _CC_GRADES.index(self.profile.threshold("cc_max_grade"))
         for block in add_inner_blocks(visitor.blocks):

@@ -16,6 +16,7 @@ class VultureTool(PerUnitTool):
     name = "vulture"
 
     def check(self, unit: Unit) -> Iterable[Finding | None]:
+        """Dead code vulture reports at or above the profile's minimum confidence."""
         scanner = Vulture()
         scanner.scan(unit.text, filename=str(unit.path))
         min_conf = int(self.profile.threshold("vulture_min_confidence"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
+import subprocess  # nosec B404 - the reference timings spawn Python itself
 import sys
 import tempfile
 import time
@@ -35,14 +35,17 @@ TRIVIAL = "print('ok')\n"
 
 
 def loop(n: int) -> str:
+    """A CPU-bound program whose work grows linearly with ``n``."""
     return f"x = 0\nfor i in range({n}):\n    x += i * i\nprint('ok')\n"
 
 
 def median_ms(samples: list[float]) -> float:
+    """Median of samples in seconds, as milliseconds."""
     return statistics.median(samples) * 1000
 
 
 def timed(fn: Callable[[], object], count: int) -> list[float]:
+    """Wall seconds of ``count`` calls of ``fn``, one sample per call."""
     samples = []
     for _ in range(count):
         start = time.perf_counter()
@@ -52,17 +55,20 @@ def timed(fn: Callable[[], object], count: int) -> list[float]:
 
 
 def cv(values: list[float]) -> float:
+    """Coefficient of variation: standard deviation over mean."""
     return statistics.stdev(values) / statistics.mean(values)
 
 
 def ordered_fraction(fast: list[float], slow: list[float]) -> float:
+    """Fraction of (fast, slow) sample pairs in which the fast one measured lower."""
     pairs = list(product(fast, slow))
     return sum(a < b for a, b in pairs) / len(pairs)
 
 
 @contextmanager
 def other_core_busy() -> Iterator[None]:
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    """Keep another core busy with a spinning Python process during the block."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # nosec B603 - fixed argv
     try:
         time.sleep(0.2)
         yield
@@ -72,12 +78,14 @@ def other_core_busy() -> Iterator[None]:
 
 
 def section_overhead() -> None:
+    """Print section 1: per-run overhead, local and docker, against a bare spawn."""
     print("\n[1] overhead per run: trivial Python solution, one stdio test")
     with Sandbox(workers=1) as sb:
         for _ in range(10):
             sb.run(TRIVIAL, ONE)
         local = timed(lambda: sb.run(TRIVIAL, ONE), 200)
-    spawn = timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 50)
+    spawn = timed(lambda: subprocess.run([sys.executable, "-c", "pass"],
+                                         check=True), 50)  # nosec B603 - fixed argv
     print(f"  local backend (warm forked worker)  median {median_ms(local):7.2f} ms  (200 runs)")
     print(f"  bare `python -c pass` spawn         median {median_ms(spawn):7.2f} ms  (50 runs)")
     ratio = statistics.median(local) / statistics.median(spawn)
@@ -86,6 +94,7 @@ def section_overhead() -> None:
 
 
 def docker_overheads() -> None:
+    """Print docker per-run times, fresh containers and warm pool, unless skipped."""
     if os.environ.get("REWARDKIT_SKIP_DOCKER") == "1":
         print("  docker: skipped (REWARDKIT_SKIP_DOCKER=1)")
         return
@@ -106,6 +115,7 @@ def docker_overheads() -> None:
 
 
 def calibrate(sb: Sandbox, target_s: float) -> int:
+    """Loop size whose run takes about ``target_s`` CPU seconds."""
     n = 200_000
     for _ in range(4):
         spent = statistics.median(sb.run(loop(n), ONE).time_s for _ in range(3))
@@ -114,17 +124,19 @@ def calibrate(sb: Sandbox, target_s: float) -> int:
 
 
 def subprocess_wall(code: str) -> float:
+    """Single-shot wall time of running ``code`` as a plain Python subprocess."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(code)
     try:
         start = time.perf_counter()
-        subprocess.run([sys.executable, handle.name], check=True, capture_output=True)
+        subprocess.run([sys.executable, handle.name], check=True, capture_output=True)  # nosec B603 - own file
         return time.perf_counter() - start
     finally:
         os.unlink(handle.name)
 
 
 def section_stability() -> None:
+    """Print section 2: spread and ordering of repeated measurements under load."""
     print("\n[2] stability with the other core busy (~80 ms CPU-bound program)")
     with Sandbox(workers=1) as sb:
         n = calibrate(sb, 0.080)
@@ -146,6 +158,7 @@ def section_stability() -> None:
 
 
 def section_instructions() -> None:
+    """Print section 3: repeatability, resolution and slowdown of the instruction meter."""
     print("\n[3] deterministic meter (valgrind instruction count)")
     n = 200_000
     with Sandbox(workers=1) as timer:
@@ -170,6 +183,7 @@ def section_instructions() -> None:
 
 
 def main() -> None:
+    """Run the three sections and print the figures."""
     print(f"sandbox benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_overhead()
     section_stability()

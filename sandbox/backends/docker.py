@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import subprocess  # nosec B404 - this backend drives the docker CLI
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -70,6 +70,7 @@ class DockerWorker(WorkerProcess):
         self.info.setdefault("isolation", {})["container"] = {**container, "name": name}
 
     def close(self) -> None:
+        """Stop the worker, then force-remove its container if the CLI did not exit cleanly."""
         super().close()
         # `docker run --rm` removes the container when the worker exits on EOF;
         # a killed CLI (hung worker, failed start) may leave it behind: remove it.
@@ -80,7 +81,7 @@ class DockerWorker(WorkerProcess):
         self._removed = True
         subprocess.run([self.docker, "rm", "--force", "--volumes", self.name],
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=60, check=False)
+                       stderr=subprocess.DEVNULL, timeout=60, check=False)  # nosec B603 - own argv, no shell
 
 
 def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, pids: int = 128,
@@ -96,7 +97,7 @@ def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, p
         "--pids-limit", str(pids),
         "--user", "65534:65534",
         "--read-only",
-        "--tmpfs", "/tmp:rw,exec,nosuid,size=512m",
+        "--tmpfs", "/tmp:rw,exec,nosuid,size=512m",  # nosec B108 - the container's own private tmpfs
         "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges",
         "--env", "PYTHONHASHSEED=0", "--env", "LANG=C.UTF-8",
@@ -146,8 +147,9 @@ def leftover_containers(docker: str = "docker") -> list[str]:
 
 
 def _quiet(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a docker CLI command with captured output; a failure to run reads as exit status 1."""
     try:
         return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=30, check=False)
+                              timeout=30, check=False)  # nosec B603 - docker CLI argv built here, no shell
     except (OSError, subprocess.TimeoutExpired) as exc:
         return subprocess.CompletedProcess(argv, 1, "", str(exc))

@@ -26,10 +26,12 @@ RUNTIME_DIR = str(Path(__file__).resolve().parent.parent / "runtime")
 
 
 def boot_command(runtime_dir: str) -> str:
+    """The ``python -c`` source that starts the worker from the runtime files in ``runtime_dir``."""
     return boot_code(runtime_dir, "worker")
 
 
 def start_local_worker() -> WorkerProcess:
+    """Start a worker on this machine with a scrubbed environment (the host PATH goes in argv)."""
     argv = [sys.executable, "-s", "-c", boot_command(RUNTIME_DIR), os.environ.get("PATH", "")]
     env = {"PATH": languages.SYSTEM_PATH, "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
     return WorkerProcess(argv, env)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import subprocess
+import subprocess  # nosec B404 - a worker is a child process by design
 import tempfile
 import time
 from typing import Any
@@ -23,11 +23,15 @@ class WorkerGone(RuntimeError):
 
 
 class WorkerProcess:
+    """A started worker: framed requests over its stdin, replies from its stdout, stderr to a log."""
+
     def __init__(self, argv: list[str], env: dict[str, str], start_timeout: float = 120.0) -> None:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=self._log, env=env, start_new_session=True)
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+                                      stderr=self._log, env=env,
+                                      start_new_session=True)  # nosec B603 - argv from the backend, no shell
+        if self._proc.stdin is None or self._proc.stdout is None:
+            raise WorkerGone("the worker's pipes were not created")
         self._stdin = self._proc.stdin
         self._stdout_fd = self._proc.stdout.fileno()
         os.set_blocking(self._stdout_fd, False)
@@ -38,6 +42,7 @@ class WorkerProcess:
 
     @property
     def alive(self) -> bool:
+        """Whether the worker process is still running."""
         return self._proc.poll() is None
 
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -61,15 +66,17 @@ class WorkerProcess:
                 if not selector.select(remaining):
                     continue
                 try:
-                    chunk = os.read(self._stdout_fd, 1 << 20)
-                except BlockingIOError:
-                    continue
-                if not chunk:
+                    chunk: bytes | None = os.read(self._stdout_fd, 1 << 20)
+                except BlockingIOError:  # woken with nothing to read after all: select again
+                    chunk = None
+                if chunk == b"":
                     self.close()
                     raise WorkerGone(f"worker exited; {self.log_tail()}")
-                self._frames.feed(chunk)
+                if chunk:
+                    self._frames.feed(chunk)
 
     def log_tail(self, limit: int = 2000) -> str:
+        """The end of the worker's stderr log, for error messages."""
         try:
             self._log.seek(0)
             text = self._log.read().decode("utf-8", "replace")
@@ -78,6 +85,7 @@ class WorkerProcess:
         return f"worker log: {text[-limit:]}" if text.strip() else "worker log is empty"
 
     def close(self) -> None:
+        """End the worker (EOF first, kill after 5 s) and release its pipes and log."""
         if self._proc.poll() is None:
             try:
                 self._stdin.close()

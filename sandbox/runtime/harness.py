@@ -17,6 +17,7 @@ for the instruction meter and inside containers).
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
 import io
 import os
@@ -64,6 +65,7 @@ class TreeNode:
 
 
 def list_to_linked(values: list[Any] | None) -> ListNode | None:
+    """Build a linked list from a Python list (``None`` or empty gives ``None``)."""
     head = tail = None
     for value in values or []:
         node = ListNode(value)
@@ -76,6 +78,7 @@ def list_to_linked(values: list[Any] | None) -> ListNode | None:
 
 
 def linked_to_list(head: ListNode | None) -> list[Any]:
+    """The values of a linked list; raises ValueError past 1,000,000 nodes (a cycle)."""
     out: list[Any] = []
     while head is not None:
         if len(out) >= MAX_NODES:
@@ -105,16 +108,20 @@ def list_to_tree(values: list[Any] | None) -> TreeNode | None:
 
 
 def tree_to_list(root: TreeNode | None) -> list[Any]:
+    """LeetCode's level-order list of a tree, trailing ``None`` gaps dropped."""
     out: list[Any] = []
-    queue = [root]
-    for node in queue:
-        if len(queue) > 2 * MAX_NODES:
+    queue: collections.deque[TreeNode | None] = collections.deque([root])
+    queued = 1
+    while queue:
+        if queued > 2 * MAX_NODES:
             raise ValueError("tree larger than 1,000,000 nodes (a cycle?)")
+        node = queue.popleft()
         if node is None:
             out.append(None)
             continue
         out.append(node.val)
         queue.extend((node.left, node.right))
+        queued += 2
     while out and out[-1] is None:
         out.pop()
     return out
@@ -172,7 +179,7 @@ def run_program(path: str) -> None:
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
         module = _new_module("__main__", path)
-        exec(compile(source, path, "exec"), module.__dict__)
+        exec(compile(source, path, "exec"), module.__dict__)  # nosec B102 - runs the solution, sandboxed
     except SystemExit as exc:
         status = _exit_code(exc)
     except BaseException:
@@ -193,9 +200,9 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
         module = _new_module(MODULE_NAME, path)
         namespace = module.__dict__
         if prelude:
-            exec(LEETCODE_PRELUDE, namespace)
+            exec(LEETCODE_PRELUDE, namespace)  # nosec B102 - constant imports
             namespace.update(TreeNode=TreeNode, ListNode=ListNode)
-        exec(compile(source, path, "exec"), namespace)
+        exec(compile(source, path, "exec"), namespace)  # nosec B102 - runs the solution, sandboxed
     except SystemExit as exc:
         _flush()
         os._exit(_exit_code(exc) or 1)

@@ -34,7 +34,7 @@ ADDR_NO_RANDOMIZE = 0x0040000
 
 # World-writable places that get a private tmpfs so nothing written there is
 # seen by the host or outlives the worker.
-SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # nosec B108 - covered, not used
 # Home directories that are hidden; only toolchains that live there are shown.
 HIDDEN_HOMES = ("/root",)
 
@@ -53,6 +53,7 @@ class Isolation:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain-data form, sent to the parent in the worker's hello reply."""
         return asdict(self)
 
 
@@ -152,12 +153,15 @@ def new_pid_namespace_for_next_fork() -> None:
 
 
 def reset_pid_namespace() -> None:
+    """Make later forks stay in the worker's own pid namespace again."""
     if _own_pid_ns is not None:
         _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
 
 
 @dataclass
 class ChildLimits:
+    """The rlimits of one child: CPU seconds, address space, file size, open files, processes."""
+
     cpu_s: int
     address_space_mb: int | None
     file_size_mb: int

@@ -17,6 +17,8 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 @dataclass(frozen=True)
 class Language:
+    """How one language's solution is named, compiled, run and limited."""
+
     name: str
     source: str  # file name of the solution in the work dir
     compile: tuple[str, ...] = ()  # argv template; {src} and {out} are filled in
@@ -58,6 +60,7 @@ _JAVA_CLASS = re.compile(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\
 
 
 def resolve_language(name: str) -> Language:
+    """The language for a name or alias (case-insensitive); ValueError lists the known ones."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in LANGUAGES:
         known = ", ".join(sorted(LANGUAGES))
@@ -66,11 +69,13 @@ def resolve_language(name: str) -> Language:
 
 
 def java_main_class(source: str) -> str:
+    """Name of the first public class in Java source, ``Main`` when there is none."""
     match = _JAVA_CLASS.search(source)
     return match.group(1) if match else "Main"
 
 
 def source_name(language: Language, source: str) -> str:
+    """File name of the solution in the work dir (Java's must match its public class)."""
     if language.name == "java":
         return java_main_class(source) + ".java"
     return language.source
@@ -83,4 +88,5 @@ def find_tool(tool: str, extra_path: str = "") -> str | None:
 
 
 def fill(template: tuple[str, ...], **values: str) -> list[str]:
+    """An argv from a template, with ``{src}``, ``{out}`` and the like filled in."""
     return [part.format(**values) for part in template]

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import struct
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 MAX_FRAME = 256 * 1024 * 1024
@@ -26,16 +27,19 @@ class ProtocolError(Exception):
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:
+    """A message as one frame: length header, then compact JSON."""
     data = json.dumps(message, separators=(",", ":")).encode("utf-8")
     return _HEADER.pack(len(data)) + data
 
 
 def write_frame(stream: BinaryIO, message: dict[str, Any]) -> None:
+    """Write one frame to a binary stream and flush it."""
     stream.write(encode_frame(message))
     stream.flush()
 
 
 def read_frame(stream: BinaryIO) -> dict[str, Any]:
+    """Read one frame; ProtocolError on EOF, an oversized frame, or a non-object body."""
     header = _read_exact(stream, _HEADER.size)
     (size,) = _HEADER.unpack(header)
     if size > MAX_FRAME:
@@ -74,9 +78,11 @@ class FrameBuffer:
         self._limit = limit
 
     def feed(self, chunk: bytes) -> None:
+        """Append bytes read from the pipe."""
         self._data += chunk
 
     def pop(self) -> dict[str, Any] | None:
+        """The next complete frame, or None while it is still incomplete."""
         if len(self._data) < _HEADER.size:
             return None
         (size,) = _HEADER.unpack_from(self._data)
@@ -139,20 +145,20 @@ def decode_value(data: Any) -> Any:
     if len(data) != 1:
         raise ProtocolError("malformed encoded value")
     ((tag, body),) = data.items()
-    if tag == "int":
-        return int(body)
-    if tag == "float":
-        return float(body)
-    if tag == "tuple":
-        return tuple(decode_value(item) for item in body)
-    if tag == "set":
-        return {decode_value(item) for item in body}
-    if tag == "frozenset":
-        return frozenset(decode_value(item) for item in body)
-    if tag == "dict":
-        return {decode_value(k): decode_value(v) for k, v in body}
-    if tag == "bytes":
-        return bytes.fromhex(body)
-    if tag == "complex":
-        return complex(body[0], body[1])
-    raise ProtocolError(f"unknown value tag {tag!r}")
+    decoder = _DECODERS.get(tag)
+    if decoder is None:
+        raise ProtocolError(f"unknown value tag {tag!r}")
+    return decoder(body)
+
+
+# How decode_value rebuilds each tagged form that encode_value writes.
+_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "int": int,
+    "float": float,
+    "tuple": lambda body: tuple(decode_value(item) for item in body),
+    "set": lambda body: {decode_value(item) for item in body},
+    "frozenset": lambda body: frozenset(decode_value(item) for item in body),
+    "dict": lambda body: {decode_value(k): decode_value(v) for k, v in body},
+    "bytes": bytes.fromhex,
+    "complex": lambda body: complex(body[0], body[1]),
+}

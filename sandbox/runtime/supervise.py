@@ -59,11 +59,14 @@ class Usage:
     killed: str | None = None  # "timeout" | "output" when the worker killed it
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict, merged into the worker's report."""
         return dict(self.__dict__)
 
 
 @dataclass
 class Child:
+    """A forked child, the worker's ends of its pipes, and what was seen of it so far."""
+
     pid: int
     iso: isolation.Isolation
     stdout_fd: int
@@ -96,6 +99,7 @@ class Child:
 
     # -- driving -----------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
+        """Queue a request frame; :meth:`pump` writes it as the pipe takes it."""
         self._outbox += protocol.encode_frame(message)
 
     def pump(self, deadline: float, want_frame: bool = False) -> dict[str, Any] | None:
@@ -125,11 +129,11 @@ class Child:
             return
         try:
             written = os.write(self.request_fd, self._outbox)
-            del self._outbox[:written]
-        except BlockingIOError:
-            pass
-        except OSError:
-            self._outbox.clear()
+        except BlockingIOError:  # the pipe is full: the next round tries again
+            written = 0
+        except OSError:  # the child closed its end: it will never read the rest
+            written = len(self._outbox)
+        del self._outbox[:written]
 
     def _on_ready(self, fd: int) -> None:
         if fd == self._pidfd:
@@ -172,11 +176,13 @@ class Child:
             self._samples.append((time.monotonic() - self.started, rss))
 
     def close_requests(self) -> None:
+        """Close the request pipe: the child's call server sees EOF and exits."""
         if self.request_fd is not None:
             os.close(self.request_fd)
             self.request_fd = None
 
     def kill(self, reason: str) -> None:
+        """Kill the child's process tree, remembering the first reason (timeout, output, ...)."""
         if self.killed is None:
             self.killed = reason
         isolation.kill_tree(self.pid, self.iso)
@@ -209,4 +215,5 @@ class Child:
         )
 
     def stderr_tail(self) -> str:
+        """The last 8 KiB of the child's stderr, decoded."""
         return bytes(self.stderr[-STDERR_TAIL:]).decode("utf-8", "replace")

@@ -34,15 +34,19 @@ from .languages import Language, fill, find_tool, resolve_language, source_name
 from .supervise import Child, Usage
 
 # Pre-import what the LeetCode prelude pulls in, so forked children get it free.
-exec(harness.LEETCODE_PRELUDE, {})
+exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 _TOTALS = re.compile(rb"^(?:totals|summary):\s*(\d+)", re.MULTILINE)
+# What a runtime prints when it runs out of memory (Python, C++, Java, Node).
+_OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
 
 
 @dataclass
 class Job:
+    """The job in progress: its work dir, language, kind, limits, meter and how to start it."""
+
     workdir: str
     language: Language
     kind: str  # "program" | "module"
@@ -55,6 +59,7 @@ class Job:
 
     @property
     def slowdown(self) -> int:
+        """How many times longer runs take under this meter (valgrind is ~60x slower)."""
         return VALGRIND_SLOWDOWN if self.meter == "instructions" else 1
 
     @property
@@ -70,6 +75,8 @@ class Job:
 
 
 class Worker:
+    """Serves the parent's frames: one job at a time, each run in a fresh, limited child."""
+
     def __init__(self, tool_path: str) -> None:
         keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable))})
         self.iso = isolation.enter_worker_namespaces(keep)
@@ -81,14 +88,15 @@ class Worker:
         # Work dirs have fixed names: paths end up in the child's environment and
         # hashed strings, so a fixed path keeps instruction counts identical.
         if self.iso.mount_namespace:  # /tmp is private to this worker
-            self._root = "/tmp/rewardkit"
+            self._root = "/tmp/rewardkit"  # nosec B108 - on the tmpfs of this worker's own mount namespace
             os.makedirs(self._root, exist_ok=True)
         else:
             self._root = tempfile.mkdtemp(prefix="rewardkit-")
-        os.chmod(self._root, 0o711)
+        os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
 
     # -- protocol ------------------------------------------------------------------
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Answer one frame from the parent (hello, begin, run, call or end)."""
         op = message.get("op")
         if op == "hello":
             return {"ok": True, "pid": os.getpid(), "isolation": self.iso.to_dict(),
@@ -108,6 +116,7 @@ class Worker:
 
     # -- jobs ------------------------------------------------------------------------
     def begin(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Start a job: write and compile the code; module jobs also load it in a call server."""
         try:
             language = resolve_language(str(message.get("language", "python")))
         except ValueError as exc:
@@ -158,24 +167,32 @@ class Worker:
                 job.argv = self._python_argv(job)
             return self._python_syntax(job)
         if language.compile:
-            tool = find_tool(language.compile[0], self.tool_path)
-            if tool is None:
-                return _compile_error(f"{language.compile[0]} not found: the {language.name} "
-                                      "toolchain is not installed where the sandbox runs")
-            argv = [tool, *fill(language.compile[1:], **values)]
-            child = self._spawn(job, _exec_target(argv, self._env(job)), os.devnull, compile_step=True)
-            child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
-            usage = child.reap()
-            if usage.exit_code != 0:
-                text = (bytes(child.stdout) + bytes(child.stderr)).decode("utf-8", "replace")
-                reason = "compiler timed out" if usage.killed == "timeout" else text[-4000:]
-                return _compile_error(reason or f"compiler exited with {usage.exit_code}")
+            failure = self._run_compiler(job, values)
+            if failure is not None:
+                return failure
         run = fill(language.run, **values)
         tool = run[0] if run[0].startswith(("./", "/")) else find_tool(run[0], self.tool_path)
         if tool is None:
             return _compile_error(f"{run[0]} not found: the {language.name} runtime is not installed")
         job.argv = [tool, *run[1:]]
         return None
+
+    def _run_compiler(self, job: Job, values: dict[str, str]) -> dict[str, Any] | None:
+        """Compile in a limited child; a compile error when the tool is missing or fails."""
+        language = job.language
+        tool = find_tool(language.compile[0], self.tool_path)
+        if tool is None:
+            return _compile_error(f"{language.compile[0]} not found: the {language.name} "
+                                  "toolchain is not installed where the sandbox runs")
+        argv = [tool, *fill(language.compile[1:], **values)]
+        child = self._spawn(job, _exec_target(argv, self._env(job)), os.devnull, compile_step=True)
+        child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
+        usage = child.reap()
+        if usage.exit_code == 0:
+            return None
+        text = (bytes(child.stdout) + bytes(child.stderr)).decode("utf-8", "replace")
+        reason = "compiler timed out" if usage.killed == "timeout" else text[-4000:]
+        return _compile_error(reason or f"compiler exited with {usage.exit_code}")
 
     def _python_argv(self, job: Job) -> list[str]:
         boot = boot_code(self.runtime_dir, "harness")
@@ -259,8 +276,8 @@ class Worker:
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
-        job = self.job
-        assert job is not None
+        """Run the program job once with ``stdin``, measured; the report carries its output."""
+        job = self._current_job()
         if job.kind != "program":
             return {"ok": False, "error": "run is for program jobs"}
         stdin_path = os.path.join(job.workdir, ".stdin")
@@ -350,8 +367,8 @@ class Worker:
                 "traceback": (hello or {}).get("traceback", ""), "result": result}
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
-        job = self.job
-        assert job is not None
+        """Forward one call to the module job's server child and return its reply."""
+        job = self._current_job()
         child = job.module
         if child is None or child.exited:
             return {"ok": False, "error": "the solution process is gone", "gone": True}
@@ -367,14 +384,22 @@ class Worker:
 
     def _finish_module(self, job: Job) -> dict[str, Any]:
         child = job.module
-        assert child is not None
+        if child is None:
+            raise RuntimeError("the job has no module child to finish")
         job.module = None
         child.close_requests()  # EOF: the server loop ends by itself
         child.pump(time.monotonic() + 1.0)
         usage = child.reap()
         return self._report(job, child, usage)
 
+    def _current_job(self) -> Job:
+        """The job in progress (handle() answers run and call without one itself)."""
+        if self.job is None:
+            raise RuntimeError("no job in progress")
+        return self.job
+
     def end(self) -> dict[str, Any]:
+        """Finish the job, if any: stop a module child, report its cost, delete the work dir."""
         job, self.job = self.job, None
         if job is None:
             return {"ok": True}
@@ -402,8 +427,7 @@ def _outcome(usage: Usage, stderr: str, job: Job) -> str:
         return "output_exceeded"
     memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
     tail = stderr[-2000:]
-    if ("MemoryError" in tail or "bad_alloc" in tail or "OutOfMemoryError" in tail
-            or "heap out of memory" in tail or usage.peak_kb > memory_kb):
+    if any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
         return "memory_exceeded"
     if usage.signal in (24, 9) and "RecursionError" not in tail:  # SIGXCPU / SIGKILL by rlimit
         return "timeout"
@@ -429,7 +453,7 @@ def _check_syntax(path: str) -> None:
 
 def _exec_target(argv: list[str], env: dict[str, str]) -> Callable[[], NoReturn]:
     def target() -> NoReturn:
-        os.execve(argv[0], argv, env)
+        os.execve(argv[0], argv, env)  # nosec B606 - the job's own argv, in the sandboxed child
 
     return target
 
@@ -443,6 +467,7 @@ def _become_child(fds: list[int]) -> None:
 
 
 def main() -> None:
+    """Serve frames from stdin until EOF; ``argv[1]``, if given, is extra PATH for toolchains."""
     tool_path = sys.argv[1] if len(sys.argv) > 1 else ""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames may reach the parent's pipe
