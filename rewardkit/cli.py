@@ -25,6 +25,7 @@ def _read_text(path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """``rewardkit run``: one solution against a suite, as a table or JSON."""
     from .sandbox import Limits, Sandbox, SuiteError, TestSuite
     from .sandbox.runtime.languages import resolve_language
 
@@ -128,12 +129,14 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """``rewardkit demo``: the main job on the embedded data."""
     from .demo import main as demo_main
 
     return int(demo_main(args.out))
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand but ``analyze`` (which has its own)."""
     parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
