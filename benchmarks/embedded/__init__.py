@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import cache
 
 from ..problem import Problem
-from . import easy, medium
+from . import easy, hard, medium
 from .spec import Spec, build
 
-SPECS: list[Spec] = [*easy.SPECS, *medium.SPECS]
+SPECS: list[Spec] = [*easy.SPECS, *medium.SPECS, *hard.SPECS]
 
 
 @cache

@@ -211,130 +211,104 @@ EDIT_DISTANCE = Spec(
 )
 
 
-# -- longest increasing subsequence --------------------------------------------------------------
+# -- 0/1 knapsack --------------------------------------------------------------------------------
 
-def _lis_case(rng: random.Random, index: int) -> tuple[list[int]]:
-    fixed: list[list[int]] = [[], [7], [3, 3, 3, 3], [5, 4, 3, 2, 1], [1, 2, 3, 4, 5, 6]]
+def _knapsack_case(rng: random.Random, index: int) -> tuple[list[int], list[int], int]:
+    fixed = [([], [], 10), ([5], [10], 4), ([5], [10], 5), ([1, 3, 4, 5], [1, 4, 5, 7], 7),
+             ([2, 2, 2], [3, 3, 3], 0)]
     if index < len(fixed):
-        return (fixed[index],)
-    size = _scaled(index, (300, 600, 900, 1200))
-    if size is None:
-        return ([rng.randint(-10, 10) for _ in range(rng.randint(5, 15))],)
-    if index % 2:  # a noisy upward trend: long answers
-        return ([i // 8 + rng.randint(-20, 20) for i in range(size)],)
-    return ([rng.randint(-100, 100) for _ in range(size)],)
+        return fixed[index]
+    size = _scaled(index, (30, 45, 60, 75))
+    count, top = (size, 60) if size else (rng.randint(5, 10), 10)
+    weights = [rng.randint(1, top) for _ in range(count)]
+    values = [w * 10 + rng.randint(-5, 5) if index % 2 else rng.randint(1, 1000) for w in weights]
+    return weights, values, sum(weights) // 2
 
 
-LONGEST_INCREASING = Spec(
-    slug="longest-increasing-subsequence",
-    title="Longest strictly increasing subsequence",
+KNAPSACK = Spec(
+    slug="knapsack-01",
+    title="0/1 knapsack",
     difficulty="hard",
-    tags=("array", "dynamic programming", "binary search"),
-    statement=("Given a list of integers `nums` (length at most 1500, values between -1000 and 1000), "
-               "return the length of its longest strictly increasing subsequence: the largest k with "
-               "indices i1 < i2 < ... < ik and nums[i1] < nums[i2] < ... < nums[ik]. An empty list "
-               "gives 0."),
-    entry_point="longest_increasing_subsequence",
-    starter_code="def longest_increasing_subsequence(nums: list[int]) -> int:\n    ...\n",
-    generate=_lis_case,
+    tags=("array", "dynamic programming"),
+    statement=("Given the `weights` and `values` of n items (n <= 100, weights between 1 and 100, values "
+               "between 1 and 1000) and a bag that holds a total weight of at most `capacity` "
+               "(0 <= capacity <= 5000), return the largest total value of a set of items, each used "
+               "at most once, whose total weight is at most `capacity`."),
+    entry_point="knapsack",
+    starter_code="def knapsack(weights: list[int], values: list[int], capacity: int) -> int:\n    ...\n",
+    generate=_knapsack_case,
     references={
-        "patience tails with bisect O(n log n)": _py("""
-            from bisect import bisect_left
+        "one-row DP over capacities O(nW)": _py("""
+            def knapsack(weights, values, capacity):
+                best = [0] * (capacity + 1)  # best[c]: most value within weight c
+                for w, v in zip(weights, values):
+                    for c in range(capacity, w - 1, -1):
+                        if best[c - w] + v > best[c]:
+                            best[c] = best[c - w] + v
+                return best[capacity]
+            """),
+        "full table DP O(nW)": _py("""
+            def knapsack(weights, values, capacity):
+                n = len(weights)
+                table = [[0] * (capacity + 1) for _ in range(n + 1)]
+                for i in range(1, n + 1):
+                    w, v = weights[i - 1], values[i - 1]
+                    for c in range(capacity + 1):
+                        table[i][c] = table[i - 1][c]
+                        if w <= c and table[i - 1][c - w] + v > table[i][c]:
+                            table[i][c] = table[i - 1][c - w] + v
+                return table[n][capacity]
+            """),
+        "row DP with shifted rows O(nW)": _py("""
+            def knapsack(weights, values, capacity):
+                best = [0] * (capacity + 1)
+                for w, v in zip(weights, values):
+                    if w <= capacity:
+                        best = best[:w] + [max(a, b + v) for a, b in zip(best[w:], best)]
+                return best[capacity]
+            """),
+        "memoised recursion (lru_cache)": _py("""
+            from functools import lru_cache
 
-            def longest_increasing_subsequence(nums):
-                tails = []
-                for x in nums:
-                    i = bisect_left(tails, x)
-                    if i == len(tails):
-                        tails.append(x)
-                    else:
-                        tails[i] = x
-                return len(tails)
+            def knapsack(weights, values, capacity):
+                @lru_cache(maxsize=None)
+                def best(i, room):
+                    if i == len(weights):
+                        return 0
+                    skip = best(i + 1, room)
+                    if weights[i] <= room:
+                        return max(skip, values[i] + best(i + 1, room - weights[i]))
+                    return skip
+
+                return best(0, capacity)
             """),
-        "tails with hand-written binary search": _py("""
-            def longest_increasing_subsequence(nums):
-                tails = []
-                for x in nums:
-                    lo, hi = 0, len(tails)
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        if tails[mid] < x:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    if lo == len(tails):
-                        tails.append(x)
-                    else:
-                        tails[lo] = x
-                return len(tails)
+        "dict of reachable weights": _py("""
+            def knapsack(weights, values, capacity):
+                best = {0: 0}  # total weight -> most value
+                for w, v in zip(weights, values):
+                    for total, value in list(best.items()):
+                        if total + w <= capacity and value + v > best.get(total + w, -1):
+                            best[total + w] = value + v
+                return max(best.values())
             """),
-        "Fenwick tree of prefix maxima O(n log n)": _py("""
-            def longest_increasing_subsequence(nums):
-                rank = {v: i for i, v in enumerate(sorted(set(nums)), 1)}
-                size = len(rank)
-                tree = [0] * (size + 1)
-                best = 0
-                for x in nums:
-                    i, longest = rank[x] - 1, 0
-                    while i > 0:
-                        longest = max(longest, tree[i])
-                        i -= i & -i
-                    longest += 1
-                    best = max(best, longest)
-                    i = rank[x]
-                    while i <= size:
-                        if tree[i] < longest:
-                            tree[i] = longest
-                        i += i & -i
-                return best
-            """),
-        "segment tree over values O(n log n)": _py("""
-            def longest_increasing_subsequence(nums):
-                values = sorted(set(nums))
-                rank = {v: i for i, v in enumerate(values)}
-                size = 1
-                while size < len(values):
-                    size *= 2
-                tree = [0] * (2 * size)
-                for x in nums:
-                    lo, hi, longest = size, size + rank[x], 0  # maximum over ranks [0, rank)
-                    while lo < hi:
-                        if lo & 1:
-                            longest = max(longest, tree[lo])
-                            lo += 1
-                        if hi & 1:
-                            hi -= 1
-                            longest = max(longest, tree[hi])
-                        lo //= 2
-                        hi //= 2
-                    pos = size + rank[x]
-                    tree[pos] = max(tree[pos], longest + 1)
-                    pos //= 2
-                    while pos:
-                        tree[pos] = max(tree[2 * pos], tree[2 * pos + 1])
-                        pos //= 2
-                return tree[1] if nums else 0
-            """),
-        "quadratic DP O(n^2)": _py("""
-            def longest_increasing_subsequence(nums):
-                ending = []
-                for i, x in enumerate(nums):
-                    ending.append(1 + max((ending[j] for j in range(i) if nums[j] < x), default=0))
-                return max(ending, default=0)
-            """),
-        "LCS with the sorted distinct values O(n*d)": _py("""
-            def longest_increasing_subsequence(nums):
-                values = sorted(set(nums))
-                prev = [0] * (len(values) + 1)
-                for x in nums:
-                    cur = [0]
-                    for j, v in enumerate(values):
-                        cur.append(prev[j] + 1 if x == v else max(prev[j + 1], cur[j]))
-                    prev = cur
-                return prev[-1]
+        "Pareto front of (weight, value) with heapq.merge": _py("""
+            from heapq import merge
+
+            def knapsack(weights, values, capacity):
+                front = [(0, 0)]  # weights and values both increasing: no pair dominates another
+                for w, v in zip(weights, values):
+                    shifted = [(a + w, b + v) for a, b in front if a + w <= capacity]
+                    kept = []
+                    for a, b in merge(front, shifted):
+                        if not kept or b > kept[-1][1]:
+                            if kept and kept[-1][0] == a:
+                                kept[-1] = (a, b)
+                            else:
+                                kept.append((a, b))
+                    front = kept
+                return front[-1][1]
             """),
     },
-    stdio=StdioForm(render_input=_render_numbers, main=_numbers_main("longest_increasing_subsequence")),
 )
 
 
@@ -601,13 +575,13 @@ def _window_case(rng: random.Random, index: int) -> tuple[list[int], int]:
              ([1, 2, 3, 4, 5, 6], 1)]
     if index < len(fixed):
         return fixed[index]
-    size = _scaled(index, (3000, 6000, 9000, 12000))
+    size = _scaled(index, (2000, 4000, 6000, 8000))
     if size is None:
         nums = [rng.randint(-20, 20) for _ in range(rng.randint(5, 20))]
         return nums, rng.randint(1, len(nums))
     if index % 2:  # a falling trend keeps many candidates alive
-        return [size - i + rng.randint(0, 40) for i in range(size)], size // 12
-    return [rng.randint(-10 ** 6, 10 ** 6) for _ in range(size)], size // 10
+        return [size - i + rng.randint(0, 40) for i in range(size)], size // 16
+    return [rng.randint(-10 ** 6, 10 ** 6) for _ in range(size)], size // 16
 
 
 SLIDING_WINDOW_MAX = Spec(
@@ -669,7 +643,7 @@ SLIDING_WINDOW_MAX = Spec(
                     level = [max(a, b) for a, b in zip(level, level[width:])]
                     width *= 2
                 shift = k - width
-                return [max(a, b) for a, b in zip(level, level[shift:])][:len(nums) - k + 1]
+                return [max(a, b) for a, b in zip(level, level[shift:])]
             """),
         "sorted window with bisect O(nk) moves": _py("""
             from bisect import bisect_left, insort
@@ -694,20 +668,17 @@ SLIDING_WINDOW_MAX = Spec(
 # -- cheapest path through a weighted grid -------------------------------------------------------
 
 def _grid_case(rng: random.Random, index: int) -> tuple[list[list[int]]]:
-    fixed = [[[5]], [[1, 2, 3, 4]], [[2], [7], [1]], [[1, 3, 1], [1, 5, 1], [4, 2, 1]]]
+    detour = [[1, 9, 1, 1, 1], [1, 9, 1, 9, 1], [1, 1, 1, 9, 1]]  # the cheapest path goes up
+    fixed = [[[5]], [[1, 2, 3, 4]], [[2], [7], [1]], detour]
     if index < len(fixed):
         return (fixed[index],)
-    size = _scaled(index, (20, 30, 40, 50))
+    size = _scaled(index, (16, 24, 32, 40))
     if size is None:
         rows, cols = rng.randint(2, 6), rng.randint(2, 6)
         return ([[rng.randint(1, 9) for _ in range(cols)] for _ in range(rows)],)
-    grid = [[rng.randint(1, 9) for _ in range(size)] for _ in range(size)]
-    if index == 7:  # expensive walls with alternating gaps: the cheap path snakes right and left
-        for r in range(1, size - 1, 2):
-            grid[r] = [9] * size
-            grid[r][size - 1 if r % 4 == 1 else 0] = 1
-            grid[r + 1] = [1] * size
-    return (grid,)
+    # every other case: cheap cells among expensive ones, so the best path winds up and left too
+    costs = (1, 1, 1, 9, 9) if index % 2 else tuple(range(1, 10))
+    return ([[rng.choice(costs) for _ in range(size)] for _ in range(size)],)
 
 
 GRID_MAIN = _py("""
@@ -832,6 +803,25 @@ MIN_PATH_COST = Spec(
                         if 0 <= nr < rows and 0 <= nc < cols and (nr, nc) not in done:
                             if d + grid[nr][nc] < frontier.get((nr, nc), float("inf")):
                                 frontier[nr, nc] = d + grid[nr][nc]
+            """),
+        "Dijkstra scanning every cell for the minimum O(V^2)": _py("""
+            def min_path_cost(grid):
+                rows, cols = len(grid), len(grid[0])
+                flat = [v for row in grid for v in row]
+                unseen = 9 * len(flat) + 1  # more than any path costs
+                tentative, done = [unseen] * len(flat), [False] * len(flat)
+                tentative[0] = flat[0]
+                while True:
+                    d = min(tentative)
+                    cell = tentative.index(d)
+                    if cell == len(flat) - 1:
+                        return d
+                    tentative[cell], done[cell] = unseen, True
+                    r, c = divmod(cell, cols)
+                    for nr, nc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                        nxt = nr * cols + nc
+                        if 0 <= nr < rows and 0 <= nc < cols and not done[nxt]:
+                            tentative[nxt] = min(tentative[nxt], d + flat[nxt])
             """),
         "Bellman-Ford sweeps until stable O(V^2) worst": _py("""
             def min_path_cost(grid):
@@ -967,7 +957,7 @@ def _intervals_case(rng: random.Random, index: int) -> tuple[list[list[int]]]:
                                     [[0, 3, 2], [3, 6, 2], [0, 6, 4]]]
     if index < len(fixed):
         return (fixed[index],)
-    size = _scaled(index, (300, 600, 900, 1200))
+    size = _scaled(index, (250, 500, 750, 1000))
     if size is None:
         size = rng.randint(5, 12)
     horizon = 4 * size
@@ -1155,5 +1145,5 @@ WEIGHTED_SCHEDULE = Spec(
 )
 
 
-SPECS = [EDIT_DISTANCE, LONGEST_INCREASING, COUNT_INVERSIONS, LARGEST_RECTANGLE, SLIDING_WINDOW_MAX,
+SPECS = [EDIT_DISTANCE, KNAPSACK, COUNT_INVERSIONS, LARGEST_RECTANGLE, SLIDING_WINDOW_MAX,
          MIN_PATH_COST, DISTINCT_SUBSEQUENCES, WEIGHTED_SCHEDULE]

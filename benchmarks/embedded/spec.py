@@ -94,9 +94,10 @@ def call_suite(spec: Spec, values: list[tuple[tuple[Any, ...], Any]]) -> TestSui
         return TestSuite.from_dict({"mode": "call", "entry_point": spec.entry_point,
                                     "cases": [{"args": list(a), "expected": e} for a, e in values]})
     check = (f"{spec.verify}\n\nCASES = {json.dumps([list(a) for a, _ in values])}\n\n"
+             "import copy\n\n"
              "def check(candidate):\n"
-             "    for args in CASES:\n"
-             "        assert verify(args, candidate(*args)), f'wrong answer for {args!r}'\n")
+             "    for args in CASES:  # the candidate gets a copy: sorting it in place must not fool verify\n"
+             "        assert verify(args, candidate(*copy.deepcopy(args))), f'wrong answer for {args!r}'\n")
     return TestSuite.from_dict({"mode": "script", "entry_point": spec.entry_point, "check": check})
 
 
@@ -106,7 +107,7 @@ def stdio_suite(spec: Spec, form: StdioForm, values: list[tuple[tuple[Any, ...],
     for args, expected in values:
         output = form.render_output(expected) + "\n"
         if spec.verify is not None:  # any valid answer passes: the evaluator needs the input
-            output = json.dumps({"args": list(args)}) + "\n"
+            output = json.dumps({"args": list(args), "one_valid_answer": expected}) + "\n"
         cases.append({"input": form.render_input(*args), "output": output})
     suite: dict[str, Any] = {"mode": "stdio", "cases": cases}
     if spec.verify is not None:
