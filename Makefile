@@ -10,11 +10,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train]'
+	$(PY) -m pip install -q -e '.[dev,train,bench]'
 	@touch $@
 
 demo: $(STAMP)
-	$(PY) -m rewardkit demo --out out/demo.json
+	$(PY) -m rewardkit demo --out out/demo
 
 toolchains:
 	@bash scripts/install-toolchains.sh

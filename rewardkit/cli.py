@@ -1,4 +1,4 @@
-"""Command line: ``rewardkit run|score|analyze|demo``.
+"""Command line: ``rewardkit run|score|analyze|bench|demo``.
 
 Exit codes: 0 when the work was done (whatever the code's verdict), 2 on bad
 usage or unreadable input.
@@ -128,6 +128,30 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``rewardkit bench``: evaluate solutions on a dataset and write the report."""
+    from .benchmarks.bench import run_benchmark
+    from .benchmarks.loaders import load_dataset
+    from .benchmarks.report import metrics_table
+    from .benchmarks.runner import read_solutions
+
+    if args.solutions is None:
+        print("rewardkit bench: give --solutions JSONL (records {\"problem_id\", \"code\", \"sample\"}); "
+              "generating solutions with a model comes with rewardkit.trainers", file=sys.stderr)
+        return 2
+    try:
+        problems = load_dataset(args.dataset, split=args.split, limit=args.limit)
+        solutions = read_solutions(args.solutions)
+        run = run_benchmark(problems, solutions, Path(args.out), dataset=args.dataset,
+                            samples=args.samples, workers=args.workers, repeats=args.repeats)
+    except (OSError, ValueError) as exc:  # BenchError, loader and suite errors are ValueErrors
+        print(f"rewardkit bench: {exc}", file=sys.stderr)
+        return 2
+    print(metrics_table(run.report))
+    print(f"\nreport: {', '.join(str(path) for path in run.files)}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """``rewardkit demo``: the main job on the embedded data."""
     from .demo import main as demo_main
@@ -187,8 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
     # listed for the help text; main() hands `analyze ...` to rewardkit.analyzers.cli
     sub.add_parser("analyze", help="static quality analysis (CISQ / ISO 5055)", add_help=False)
 
-    demo = sub.add_parser("demo", help="run the bundled examples and print a results table")
-    demo.add_argument("--out", default=None, help="also write the results as JSON here")
+    bench = sub.add_parser("bench", help="evaluate solutions on a benchmark; write report.json/md and plots")
+    bench.add_argument("--dataset", default="mini",
+                       help="mini (embedded, default), venus, mercury, apps, humaneval, or a local path")
+    bench.add_argument("--solutions", help="JSONL of {problem_id, code, sample} records")
+    bench.add_argument("--samples", type=int, default=None, help="keep the first N samples per problem")
+    bench.add_argument("--out", default="out/bench", help="report folder (default out/bench)")
+    bench.add_argument("--split", default=None, help="dataset split for hub datasets")
+    bench.add_argument("--limit", type=int, default=None, help="load at most N problems")
+    bench.add_argument("--workers", type=int, default=None)
+    bench.add_argument("--repeats", type=int, default=3, help="measurements per run (median)")
+    bench.set_defaults(func=cmd_bench)
+
+    demo = sub.add_parser("demo", help="the main job on the embedded benchmark: rewards, metrics, report")
+    demo.add_argument("--out", default=None, help="report folder (default out/demo)")
     demo.set_defaults(func=cmd_demo)
     return parser
 

@@ -1,70 +1,93 @@
-"""``make demo``: run the bundled example candidates through the sandbox.
+"""``make demo``: the main job on the embedded default data.
 
-The examples (``rewardkit/data/examples.json``) cover the three test modes and
-the kinds of completion an RL run produces: correct and fast, correct but
-slow, wrong, hostile, messy.  Each is run with ``repeats=3`` so the time
-figures are medians, and the table shows the verdict and the measured cost.
+Bundled candidate solutions (``rewardkit/data/demo_solutions.jsonl``: for
+five embedded problems, correct-and-fast, correct-but-slow, wrong,
+messy-but-correct and hostile ones) go through the benchmark (references
+measured on this machine, Pass@1, Beyond-T/M/I with bootstrap CIs, the
+report with plots) and through the ``quality_efficiency`` reward, whose
+baseline is each problem's slowest passing reference (the code to improve
+on).  The table shows both side by side.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .sandbox import Limits, Sandbox
+from .benchmarks.bench import run_benchmark
+from .benchmarks.embedded import load_mini
+from .benchmarks.problem import Problem
+from .benchmarks.report import metrics_table
+from .benchmarks.runner import SampleResult, Solution, read_solutions
+from .rewards import Engine, quality_efficiency
+from .sandbox import Limits
 
-LIMITS = Limits(time_s=5, memory_mb=512)
-
-
-def load_examples() -> list[dict[str, Any]]:
-    text = resources.files("rewardkit").joinpath("data/examples.json").read_text(encoding="utf-8")
-    problems: list[dict[str, Any]] = json.loads(text)["problems"]
-    return problems
-
-
-def run_examples(sandbox: Sandbox) -> list[dict[str, Any]]:
-    problems = load_examples()
-    jobs = [(c["code"], p["tests"], c["language"]) for p in problems for c in p["candidates"]]
-    results = sandbox.run_many(jobs, limits=LIMITS)
-    rows = []
-    pairs = [(p, c) for p in problems for c in p["candidates"]]
-    for (problem, candidate), result in zip(pairs, results, strict=True):
-        if result.passed:  # medians of three for the ones worth timing
-            result = sandbox.run(candidate["code"], problem["tests"], candidate["language"],
-                                 limits=LIMITS, repeats=3)
-        rows.append({"problem": problem["id"], "candidate": candidate["label"],
-                     "language": candidate["language"], **result.to_dict()})
-    return rows
+LIMITS = Limits(time_s=2, memory_mb=512)
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    header = ("problem", "candidate", "status", "tests", "CPU ms", "peak MiB", "MiB·s")
-    lines = [[r["problem"], r["candidate"], r["status"], f"{r['tests_passed']}/{r['tests_total']}",
-              f"{r['time_s'] * 1000:.1f}", f"{r['peak_memory_kb'] / 1024:.1f}",
-              f"{r['integral_kb_s'] / 1024:.3f}"] for r in rows]
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *lines, strict=True)]
-    out = ["  ".join(str(x).ljust(w) for x, w in zip(header, widths, strict=True))]
-    out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)) for line in lines]
-    return "\n".join(out)
+def demo_solutions() -> list[Solution]:
+    """The bundled candidates, in ``rewardkit bench --solutions`` format."""
+    path = resources.files("rewardkit").joinpath("data/demo_solutions.jsonl")
+    with resources.as_file(path) as file:
+        return read_solutions(file)
+
+
+def baseline_metrics(problem: Problem) -> dict[str, Any]:
+    """The slowest passing reference's measurements: the original code the reward compares with."""
+    slowest = max(problem.passing_references(), key=lambda r: (r.metrics or {})["time_s"])
+    return dict(slowest.metrics or {})
+
+
+def rewards_for(problems: dict[str, Problem], solutions: list[Solution]) -> list[dict[str, Any]]:
+    """``quality_efficiency`` for every candidate, as a Afterburner-format completion."""
+    reward = quality_efficiency("time", engine=Engine(limits=LIMITS, repeats=3))
+    samples = [{"completion": f"<thinking>{s.label}</thinking>\n<solution>\n```python\n{s.code}```\n"
+                              "</solution>",
+                "tests": problems[s.problem_id].tests,
+                "baseline_metrics": baseline_metrics(problems[s.problem_id])} for s in solutions]
+    try:
+        return [r.to_dict() for r in reward.score(samples)]
+    finally:
+        reward.engine.close()
+
+
+def format_table(results: list[SampleResult], rewards: list[dict[str, Any]]) -> str:
+    """One line per candidate: verdict, CPU time, Beyond-T, the reward and two of its components."""
+    head = ("problem", "candidate", "status", "time ms", "beyond_t", "reward", "efficiency", "quality")
+    rows = [head]
+    for result, reward in zip(results, rewards, strict=True):
+        parts = reward["components"]
+        rows.append((result.problem_id.removeprefix("mini/"), result.label[:38], result.status,
+                     f"{1000 * result.time_s:.1f}", _fmt(result.values.get("beyond_t")),
+                     _fmt(reward["value"]), _fmt(parts.get("efficiency_time")), _fmt(parts.get("quality"))))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+                     for row in rows)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
 
 
 def main(out: str | None = None) -> int:
-    started = time.monotonic()
-    with Sandbox() as sandbox:
-        rows = run_examples(sandbox)
-        isolation = sandbox.isolation
-    print(format_table(rows))
-    active = [k for k, v in isolation.items() if v and k != "notes"]
-    print(f"\n{len(rows)} candidates in {time.monotonic() - started:.1f} s; "
-          f"isolation: {', '.join(active) or 'rlimits only'}")
-    for note in isolation.get("notes", []):
-        print(f"note: {note}")
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps({"rows": rows, "isolation": isolation}, indent=2))
-        print(f"results written to {out}")
+    """Run the demo; write the report (and ``demo.json``) under ``out`` (default ``out/demo``)."""
+    start = time.monotonic()
+    folder = Path(out or "out/demo")
+    solutions = demo_solutions()
+    problems = {p.problem_id: p for p in load_mini()}
+    run = run_benchmark(list(problems.values()), solutions, folder, dataset="mini (demo candidates)",
+                        limits=LIMITS)
+    rewards = rewards_for(problems, solutions)
+    print(format_table(run.results, rewards))
+    print()
+    print(metrics_table(run.report))
+    rows = [{"problem_id": r.problem_id, "label": r.label, "status": r.status, "time_s": r.time_s,
+             "values": r.values, "reward": w} for r, w in zip(run.results, rewards, strict=True)]
+    (folder / "demo.json").write_text(json.dumps(rows, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"\nreport: {folder / 'report.md'} (and report.json, plots, demo.json); "
+          f"{time.monotonic() - start:.0f} s", file=sys.stderr)
     return 0

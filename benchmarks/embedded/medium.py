@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import string
 import textwrap
+from typing import Any
 
 from .spec import Spec, StdioForm
 
@@ -146,8 +147,9 @@ LIS_LENGTH = Spec(
 # -- merge intervals -------------------------------------------------------------------------------
 
 def _intervals_case(rng: random.Random, index: int) -> tuple[list[list[int]]]:
-    fixed = ([], [[4, 4]], [[1, 4], [1, 4], [2, 3], [1, 4]], [[1, 2], [2, 3], [5, 6], [6, 6], [8, 9]],
-             [[-5, -1], [-3, 2], [4, 7], [-10, -8], [3, 3]])
+    fixed: tuple[Any, ...] = ([], [[4, 4]], [[1, 4], [1, 4], [2, 3], [1, 4]],
+                              [[1, 2], [2, 3], [5, 6], [6, 6], [8, 9]],
+                              [[-5, -1], [-3, 2], [4, 7], [-10, -8], [3, 3]])
     if index < len(fixed):
         intervals = [list(pair) for pair in fixed[index]]
         rng.shuffle(intervals)
@@ -447,7 +449,7 @@ COUNT_ISLANDS = Spec(
 # -- coin change: number of ways -------------------------------------------------------------------
 
 def _coins_case(rng: random.Random, index: int) -> tuple[list[int], int]:
-    fixed = (([], 0), ([], 5), ([2], 3), ([1], 0), ([5, 1, 2], 11), ([3, 7, 11], 50))
+    fixed: tuple[Any, ...] = (([], 0), ([], 5), ([2], 3), ([1], 0), ([5, 1, 2], 11), ([3, 7, 11], 50))
     if index < len(fixed):
         coins, amount = fixed[index]
         return list(coins), amount
@@ -797,7 +799,7 @@ TOPO_VERIFY = _src("""
 
 
 def _topo_case(rng: random.Random, index: int) -> tuple[int, list[list[int]]]:
-    fixed = ((0, []), (1, []), (3, [[0, 1], [1, 2], [2, 0]]), (2, [[1, 1]]),
+    fixed: tuple[Any, ...] = ((0, []), (1, []), (3, [[0, 1], [1, 2], [2, 0]]), (2, [[1, 1]]),
              (4, [[0, 1], [2, 3], [0, 1], [1, 3]]))
     if index < len(fixed):
         n, edges = fixed[index]
@@ -806,7 +808,8 @@ def _topo_case(rng: random.Random, index: int) -> tuple[int, list[list[int]]]:
     order = list(range(n))
     rng.shuffle(order)
     # mostly short hops along a hidden order, so the graph is deep; one large case gets a back edge
-    edges, first_hop = [], {}
+    edges = []
+    first_hop: dict[int, int] = {}
     for i in range(n - 1):
         for _ in range(rng.randint(1, 3)):
             j = min(n - 1, i + rng.choice((1, 1, 2, 3, rng.randint(1, n))))

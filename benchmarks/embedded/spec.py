@@ -125,7 +125,7 @@ def stdio_suite(spec: Spec, form: StdioForm, values: list[tuple[tuple[Any, ...],
 def build(spec: Spec) -> list[Problem]:
     """The spec's problems: the call form, then the stdio form if it has one."""
     values = expected_values(spec)
-    common = {"title": spec.title, "statement": spec.statement, "difficulty": spec.difficulty,
+    common: dict[str, Any] = {"title": spec.title, "statement": spec.statement, "difficulty": spec.difficulty,
               "tags": spec.tags, "source": "mini", "extra": dict(spec.extra)}
     problems = [Problem(f"mini/{spec.slug}", tests=call_suite(spec, values),
                         starter_code=spec.starter_code,

