@@ -194,11 +194,10 @@ def quality(characteristic: str | None = None) -> Component:
         if view.report is None:
             return 0.0, {"reason": view.problem}
         report = view.report
+        if report.errors:  # a tool that did not run leaves the score unknown: a fault, not a value
+            return None, {"tool_errors": [str(e) for e in report.errors]}
         score = report.score if characteristic is None else report.by_characteristic[characteristic]
-        info = {"weighted_count": report.weighted_count, "findings": len(report.findings)}
-        if report.errors:
-            info["tool_errors"] = [str(e) for e in report.errors]
-        return float(score), info
+        return float(score), {"weighted_count": report.weighted_count, "findings": len(report.findings)}
 
     name = "quality" if characteristic is None else f"quality_{characteristic}"
     return Component(name, compute, frozenset({"analysis"}), 0.0)

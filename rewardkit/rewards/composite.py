@@ -122,13 +122,15 @@ class Reward:
         Pass ``reward_weights=reward.weights`` alongside.  The functions share
         this reward's engine, so a completion runs once for all of them.
         """
-        return [self._component_function(c, first=i == 0)
-                for i, (c, _) in enumerate(self.components)]
+        components = [c for c, _ in self.components]
+        # statuses are logged once, by a component that runs the code (else the first)
+        logger = next((c for c in components if "run" in c.needs), components[0])
+        return [self._component_function(c, logs=c is logger) for c in components]
 
-    def _component_function(self, component: Component, first: bool) -> RewardFunction:
+    def _component_function(self, component: Component, logs: bool) -> RewardFunction:
         def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
             results = self.evaluate(completions, kwargs, only=[component])
-            if first:
+            if logs:
                 _log_to_trainer(kwargs, results, [])
             return [r.components[component.name] for r in results]
 

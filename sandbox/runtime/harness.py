@@ -35,7 +35,7 @@ MAX_NODES = 1_000_000
 # LeetCode's Python environment makes these names available without imports;
 # Mercury and Venus solutions rely on that.
 LEETCODE_PRELUDE = """
-import bisect, collections, functools, heapq, itertools, math, operator, random, re, string
+import bisect, collections, copy, functools, heapq, itertools, math, operator, random, re, string, sys
 from bisect import *
 from collections import *
 from functools import *
@@ -43,6 +43,7 @@ from heapq import *
 from itertools import *
 from math import *
 from typing import *
+del pow  # math's two-argument pow must not hide the built-in pow(base, exp, mod)
 """
 
 

@@ -15,13 +15,16 @@ import psutil
 import pytest
 
 from rewardkit import rewards
-from rewardkit.analyzers import analyze
+from rewardkit.analyzers import QualityReport, ToolError, analyze
 from rewardkit.rewards import ConfigError, Engine
+from rewardkit.rewards.components import quality
+from rewardkit.rewards.engine import View
+from rewardkit.rewards.extract import completion_text
 from rewardkit.rewards.verl import compute_score, compute_score_batch
 from rewardkit.sandbox import Limits, Sandbox, SuiteError
 
 TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}
-                                    for n in (3, 100, 200_000)]}
+                                    for n in (3, 100, 1_000_000)]}
 FAST = "n = int(input())\nprint(n * (n + 1) // 2)\n"
 SLOW = "n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\nprint(total)\n"
 PARTIAL = "n = int(input())\nprint(6 if n == 3 else 5050 if n == 100 else 0)\n"
@@ -211,3 +214,12 @@ def test_infrastructure_fault_gives_none_not_a_score() -> None:
     assert values == [None]
     assert result.components["pass_rate"] is None
     assert result.info["pass_rate"]["status"] == "sandbox_error"
+
+
+def test_a_failed_analysis_tool_gives_none_not_a_perfect_score() -> None:
+    view = View(FAST, {}, completion_text(FAST), code=FAST)
+    view.report = QualityReport.from_findings([], [ToolError("pylint", "timed out after 30 s")])
+    value, info = quality().compute(view)
+    assert value is None and info == {"tool_errors": [str(ToolError("pylint", "timed out after 30 s"))]}
+    view.report = QualityReport.from_findings([])
+    assert quality().compute(view)[0] == 1.0

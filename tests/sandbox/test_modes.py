@@ -79,6 +79,18 @@ def test_call_mode_leetcode_class(sandbox: Sandbox) -> None:
     assert "returned [0, 1]" in wrong.feedback or "returned (0, 1)" in wrong.feedback
 
 
+def test_call_mode_prelude_keeps_builtin_pow_and_has_sys_and_copy(sandbox: Sandbox) -> None:
+    """LeetCode-style code uses pow(b, e, m), sys and copy without importing them."""
+    suite = {"mode": "call", "entry_point": "Solution.modPow",
+             "cases": [{"args": [3, 200, 1_000_000_007], "expected": pow(3, 200, 1_000_000_007)}]}
+    code = ("class Solution:\n"
+            "    def modPow(self, base: int, exp: int, mod: int) -> int:\n"
+            "        assert sys.maxsize and copy.deepcopy([1]) == [1] and sqrt(4) == 2\n"
+            "        return pow(base, exp, mod)\n")
+    result = sandbox.run(code, suite)
+    assert result.passed, result.feedback
+
+
 def test_call_mode_tree_and_list_nodes(sandbox: Sandbox) -> None:
     depth = TestSuite.from_dict({"mode": "call", "entry_point": "Solution.maxDepth", "cases": [
         {"args": [[3, 9, 20, None, None, 15, 7]], "expected": 3}, {"args": [[]], "expected": 0}]})
