@@ -1,6 +1,6 @@
 """A real TRL ``GRPOTrainer``, run for a few steps on CPU, logs what rewardkit computes.
 
-A tiny Llama built here (:mod:`tiny_trl`) samples completions for two
+A tiny Llama built here (:mod:`tiny_lm`) samples completions for two
 problems; spies around the reward functions record what the trainer passed
 them; rewardkit then scores the recorded completions again, and the tests
 compare with what the trainer logged in ``trainer.state.log_history``.
@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from datasets import Dataset
-from tiny_trl import TinyLM, build, dataset_rows, longest_answer_tokens
+from tiny_lm import TinyLM, build, dataset_rows, longest_answer_tokens
 from trl import GRPOConfig, GRPOTrainer
 
 from rewardkit.rewards import Engine, Reward, RewardResult
