@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from .base import Generator, Prompt, Sampling
+from .replay import ReplayGenerator
 
-__all__ = ["Generator", "Prompt", "Sampling"]
+__all__ = ["Generator", "Prompt", "ReplayGenerator", "Sampling"]

@@ -29,6 +29,7 @@ class Generator(Protocol):
     """
 
     name: str
+    last_errors: list[str | None]  # per prompt of the last call: None, or why its text is ""
 
     def generate(self, prompts: list[Prompt], sampling: Sampling | None = None,
                  **options: Any) -> list[str]:
