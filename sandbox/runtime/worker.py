@@ -78,11 +78,14 @@ class Worker:
     """Serves the parent's frames: one job at a time, each run in a fresh, limited child."""
 
     def __init__(self, tool_path: str) -> None:
-        keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable))})
+        self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
+        # the interpreter and this runtime stay visible even when installed under a covered
+        # folder (a checkout in /tmp): exec'd children (valgrind's python) import them again
+        keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
+                       self.runtime_dir})
         self.iso = isolation.enter_worker_namespaces(keep)
         self.tool_path = tool_path
         self.python = sys.executable
-        self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
         self.job: Job | None = None
         self._startup: dict[tuple[str, str, str], dict[str, float]] = {}
         # Work dirs have fixed names: paths end up in the child's environment and
