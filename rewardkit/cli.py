@@ -1,4 +1,4 @@
-"""Command line: ``rewardkit run|score|analyze|bench|demo``.
+"""Command line: ``rewardkit run|score|analyze|bench|demo|optimize|train``.
 
 Exit codes: 0 when the work was done (whatever the code's verdict), 2 on bad
 usage or unreadable input.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -159,6 +160,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(demo_main(args.out))
 
 
+# subcommands with their own argument parsers: name -> module with main(argv) -> int
+OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "train": ".trainers.train"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
     parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__)
@@ -208,8 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --jsonl: records scored together (sharing runs and caches)")
     score.set_defaults(func=cmd_score)
 
-    # listed for the help text; main() hands `analyze ...` to rewardkit.analyzers.cli
+    # listed for the help text; main() hands these to their own modules' parsers
     sub.add_parser("analyze", help="static quality analysis (CISQ / ISO 5055)", add_help=False)
+    sub.add_parser("optimize", help="the Afterburner loop: iteratively improve solutions with a generator",
+                   add_help=False)
+    sub.add_parser("train", help="train with TRL: grpo | sft | dpo with rewardkit rewards", add_help=False)
 
     bench = sub.add_parser("bench", help="evaluate solutions on a benchmark; write report.json/md and plots")
     bench.add_argument("--dataset", default="mini",
@@ -232,10 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args_in = list(sys.argv[1:] if argv is None else argv)
-    if args_in[:1] == ["analyze"]:  # its own parser, so `rewardkit analyze -h` is analyze's help
-        from .analyzers.cli import main as analyze_main
-
-        return int(analyze_main(args_in[1:]))
+    if args_in and args_in[0] in OWN_PARSERS:  # so that `rewardkit analyze -h` is analyze's own help
+        module = importlib.import_module(OWN_PARSERS[args_in[0]], __package__)
+        return int(module.main(args_in[1:]))
     parser = build_parser()
     try:
         args = parser.parse_args(args_in)

@@ -1,0 +1,323 @@
+"""The Afterburner iterative optimisation loop (seed Algorithm 1, SPEC §5), batched over problems.
+
+Iteration 0 measures the original code of each problem, or generates one
+from the Afterburner prompt with an empty original (as the seed does).
+Each later iteration asks the generator to improve the current best code of
+every problem (one ``generate`` call for all problems), runs every candidate
+in one ``sandbox.run_many`` and keeps the best greedily:
+
+* a passing candidate replaces a failing current one ("first passing");
+* a failing candidate never replaces a passing one, and fail→fail keeps the
+  current code too (the seed adopts a candidate only when it is strictly
+  better, and two failures are not ordered);
+* between passing codes the candidate must be better on the objective by
+  more than the noise floor: twice the combined measured spread of the two
+  (:func:`~rewardkit.rewards.components.noise_floor_for`), never below the
+  default floor (5% time, 1% memory, 5% integral), because the spread of a
+  few back-to-back repeats understates the noise between processes
+  (SPEC §4.6).
+
+The prompt shows the current best code, its metrics and, when it fails,
+its own sandbox feedback (``feedback=False`` and ``show_original=False`` are
+the seed's ablations).  Every iteration is a :class:`Step` of the problem's
+:class:`Trajectory`, with the per-sample values of the best code so far
+(Pass@1, Beyond-T/M/I as ``rewardkit bench`` defines them, against
+references measured here); :func:`iteration_metrics` averages them over
+problems for the Figure-5 plot.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from tqdm import tqdm
+
+from ..benchmarks import metrics
+from ..benchmarks.loaders import runnable_code
+from ..benchmarks.problem import Problem
+from ..benchmarks.references import measure_references, metrics_of
+from ..benchmarks.runner import HEADLINE, SampleResult, sample_values
+from ..rewards.components import DEFAULT_NOISE_FLOOR, noise_floor_for
+from ..rewards.engine import Metrics
+from ..rewards.extract import completion_text, extract_code
+from ..sandbox import Sandbox
+from .generators.base import Generator, Prompt, Sampling
+from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
+
+METRIC_KEYS = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
+WORDS = {"time": ("faster", "slower"), "memory": ("leaner", "heavier"),
+         "integral": ("lower integral", "higher integral")}
+NO_CODE = "no_code"  # the status of a completion with no code to run
+
+
+@dataclass
+class Step:
+    """One iteration for one problem: the code tried, how it ran, and whether it became the best.
+
+    ``metrics`` has ``passed``, ``status``, ``time_s``, ``peak_memory_kb``,
+    ``integral_kb_s`` and ``spread``; ``best_iteration`` is the step whose
+    code is the best after this one, and ``values`` that code's Pass@1 and
+    Beyond values against the problem's references.
+    """
+
+    iteration: int
+    code: str | None
+    text: str  # the full completion, reasoning included ("" for a given original)
+    metrics: dict[str, Any]
+    passed: bool
+    accepted: bool
+    reason: str
+    feedback: str = ""
+    prompt: Prompt | None = None
+    best_iteration: int = 0
+    values: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Trajectory:
+    """Every iteration of one problem's optimisation, in order."""
+
+    problem_id: str
+    objective: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def best(self) -> Step:
+        """The step whose code is the best after the last iteration."""
+        return self.steps[self.steps[-1].best_iteration]
+
+    @property
+    def best_code(self) -> str | None:
+        """The best code found."""
+        return self.best.code
+
+    @property
+    def best_metrics(self) -> dict[str, Any]:
+        """The measured metrics of the best code."""
+        return self.best.metrics
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON: ids, the best code and metrics, then every step."""
+        return {"problem_id": self.problem_id, "objective": self.objective, "best_code": self.best_code,
+                "best_metrics": self.best_metrics, "best_iteration": self.steps[-1].best_iteration,
+                "steps": [asdict(step) for step in self.steps]}
+
+
+def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether ``candidate`` replaces ``current`` (greedy keep-best, see the module docstring), and why."""
+    if candidate.get("status") == "sandbox_error":
+        return False, "sandbox error (not judged)"
+    if not candidate.get("passed"):
+        return False, f"fails ({candidate.get('status')})"
+    if not current.get("passed"):
+        return True, "first passing"
+    key = METRIC_KEYS[objective]
+    before, after = float(current[key]), float(candidate[key])
+    spread = noise_floor_for(objective, Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate)))
+    floor = max(spread, DEFAULT_NOISE_FLOOR[objective])
+    gain = (before - after) / before if before > 0 else 0.0
+    better, worse = WORDS[objective]
+    if gain > floor:
+        return True, f"{better} by {gain:.0%}"
+    if gain < -floor:
+        return False, f"{worse} by {-gain:.0%}"
+    return False, f"within noise ({gain:+.1%}, floor {floor:.1%})"
+
+
+def problem_text(problem: Problem) -> str:
+    """What the prompt shows as the problem: the statement, and the starter code when there is one."""
+    text = problem.statement.strip()
+    if problem.starter_code.strip():
+        text += f"\n\n## Starter code\n```{problem.language}\n{problem.starter_code.rstrip()}\n```"
+    return text
+
+
+def problem_key(problems: Sequence[Problem]) -> Callable[[Prompt], str]:
+    """A function from an Afterburner prompt to its problem's id ("" if none), e.g. for ReplayGenerator.
+
+    A prompt belongs to the problem whose :func:`problem_text` it shows
+    between the template's "## Problem" and "## Original solution" headers.
+    """
+    texts: dict[str, str] = {}
+    for problem in problems:
+        marked = f"## Problem\n{problem_text(problem)}\n\n## Original solution\n"
+        if texts.setdefault(marked, problem.problem_id) != problem.problem_id:
+            raise ValueError(f"problems {texts[marked]} and {problem.problem_id} show the same text; "
+                             "their prompts cannot be told apart")
+
+    def key(prompt: Prompt) -> str:
+        content = prompt if isinstance(prompt, str) else "\n".join(m.get("content", "") for m in prompt)
+        return next((pid for marked, pid in texts.items() if marked in content), "")
+
+    return key
+
+
+def optimize(problems: Problem | Sequence[Problem], generator: Generator, objective: str = "time",
+             iterations: int = 10, original_code: str | Mapping[str, str] | None = None,
+             sandbox: Sandbox | None = None, feedback: bool = True, show_original: bool = True,
+             sampling: Sampling | None = None, progress: bool = True) -> list[Trajectory]:
+    """Run Algorithm 1 for ``iterations`` rounds on every problem; one trajectory per problem, in order.
+
+    ``original_code`` is one code for every problem or a mapping from problem
+    id to code; problems without one get a generated first code.  Without
+    ``feedback`` the prompt leaves out why the current code failed; without
+    ``show_original`` it leaves out the current code (its metrics stay).
+    References without metrics are measured first, with ``sandbox``
+    (default ``Sandbox(repeats=3)``, closed at the end).  A ``sampling.seed``
+    is offset by the iteration, so that a rejected candidate's unchanged
+    prompt does not get the same completion again.  Progress goes to stderr.
+    """
+    instruction_for(objective)
+    if iterations < 0:
+        raise ValueError(f"iterations must be zero or more, got {iterations}")
+    chosen = [problems] if isinstance(problems, Problem) else list(problems)
+    if not chosen:
+        raise ValueError("no problems to optimise")
+    originals = _originals(chosen, original_code)
+    loop = _Loop(chosen, generator, objective, sandbox or Sandbox(repeats=3), sampling)
+    try:
+        measure_references([p for p in chosen if any(r.metrics is None for r in p.references)],
+                           loop.sandbox, progress=progress)
+        with tqdm(total=iterations + 1, desc="optimizing", unit="iteration", disable=not progress,
+                  file=sys.stderr) as bar:
+            for iteration in range(iterations + 1):
+                if iteration == 0:
+                    loop.start(originals)
+                else:
+                    loop.improve(feedback, show_original)
+                bar.set_postfix(passing=f"{loop.passing()}/{len(chosen)}")
+                bar.update()
+    finally:
+        if sandbox is None:
+            loop.sandbox.close()
+    return loop.trajectories
+
+
+def iteration_metrics(trajectories: Sequence[Trajectory], seed: int = 0) -> list[dict[str, Any]]:
+    """Per iteration: Pass@1 and Beyond-T/M/I of the best codes so far, with 95% CIs across problems.
+
+    A metric's value is the mean over the problems that have it; its CI
+    bootstraps the problems (:func:`~rewardkit.benchmarks.metrics.bootstrap`
+    drawing as many problems as there are, with replacement).
+    """
+    rows = []
+    for index in range(len(trajectories[0].steps) if trajectories else 0):
+        steps = [t.steps[index] for t in trajectories]
+        row: dict[str, Any] = {"iteration": index, "accepted": sum(s.accepted for s in steps),
+                               "passing_candidates": sum(s.passed for s in steps)}
+        for name in HEADLINE:
+            values = [s.values[name] for s in steps if name in s.values]
+            if values:
+                _, low, high = metrics.bootstrap([values], k=len(values), seed=seed)
+                row[name] = {"value": statistics.fmean(values), "ci95": [low, high], "problems": len(values)}
+        rows.append(row)
+    return rows
+
+
+class _Loop:
+    """The state of one batched run: a trajectory per problem, its last step's best being current."""
+
+    def __init__(self, problems: list[Problem], generator: Generator, objective: str, sandbox: Sandbox,
+                 sampling: Sampling | None) -> None:
+        self.problems, self.generator, self.objective = problems, generator, objective
+        self.sandbox, self.sampling = sandbox, sampling
+        self.trajectories = [Trajectory(p.problem_id, objective) for p in problems]
+
+    def start(self, originals: list[str | None]) -> None:
+        """Iteration 0: the given originals, or first codes generated from an empty original."""
+        todo = [i for i, code in enumerate(originals) if code is None]
+        prompts = {i: self._prompt(self.problems[i], None, None, None) for i in todo}
+        generated, errors = self._generate([prompts[i] for i in todo], 0)
+        texts, failures = dict(zip(todo, generated, strict=True)), dict(zip(todo, errors, strict=True))
+        codes = [code if code is not None else _code(texts[i], self.problems[i].language)
+                 for i, code in enumerate(originals)]
+        for i, (run, feedback) in enumerate(self._run(codes)):
+            reason = "original" if originals[i] is not None else "generated"
+            status = "passes" if run["passed"] else f"fails ({run['status']})"
+            self._record(i, Step(0, codes[i], texts.get(i, ""), run, bool(run["passed"]), True,
+                                 f"{reason}, {status}", _why(feedback, failures.get(i)), prompts.get(i)))
+
+    def improve(self, feedback: bool, show_original: bool) -> None:
+        """One iteration: a candidate per problem from its current best, judged against it."""
+        bests = [t.best for t in self.trajectories]
+        prompts = [self._prompt(problem, best.code if show_original else None, best.metrics,
+                                best.feedback if feedback and not best.passed else None)
+                   for problem, best in zip(self.problems, bests, strict=True)]
+        iteration = len(self.trajectories[0].steps)
+        texts, errors = self._generate(prompts, iteration)
+        codes = [_code(text, p.language) for text, p in zip(texts, self.problems, strict=True)]
+        for i, (run, why) in enumerate(self._run(codes)):
+            accepted, reason = judge(self.objective, bests[i].metrics, run)
+            self._record(i, Step(iteration, codes[i], texts[i], run, bool(run["passed"]), accepted, reason,
+                                 _why(why, errors[i]), prompts[i]))
+
+    def passing(self) -> int:
+        """How many problems have a passing best code."""
+        return sum(t.best.passed for t in self.trajectories)
+
+    def _prompt(self, problem: Problem, code: str | None, measured: Mapping[str, Any] | None,
+                feedback: str | None) -> Prompt:
+        text = afterburner_prompt(problem_text(problem), self.objective, problem.language, code, measured,
+                                  feedback)
+        return chat(text, SYSTEM_PROMPT)
+
+    def _generate(self, prompts: list[Prompt], iteration: int) -> tuple[list[str], list[str | None]]:
+        """One text per prompt and, per prompt, the generator's error if it gave none."""
+        if not prompts:
+            return [], []
+        sampling = self.sampling
+        if sampling is not None and sampling.seed is not None:
+            sampling = replace(sampling, seed=sampling.seed + iteration)
+        texts = self.generator.generate(prompts, sampling)
+        if len(texts) != len(prompts):
+            raise RuntimeError(f"generator {self.generator.name!r} gave {len(texts)} texts for "
+                               f"{len(prompts)} prompts")
+        errors = list(self.generator.last_errors)
+        return texts, errors if len(errors) == len(texts) else [None] * len(texts)
+
+    def _run(self, codes: list[str | None]) -> list[tuple[dict[str, Any], str]]:
+        """Each code's metrics and feedback; every code that exists runs in one ``run_many``."""
+        jobs = [(i, (runnable_code(p, code), p.tests, p.language))
+                for i, (p, code) in enumerate(zip(self.problems, codes, strict=True)) if code is not None]
+        runs = self.sandbox.run_many([job for _, job in jobs])
+        results = dict(zip([i for i, _ in jobs], runs, strict=True))
+        return [(metrics_of(results[i]), results[i].feedback) if i in results
+                else ({"passed": False, "status": NO_CODE}, "no code found in the completion")
+                for i in range(len(codes))]
+
+    def _record(self, index: int, step: Step) -> None:
+        trajectory, problem = self.trajectories[index], self.problems[index]
+        previous = trajectory.steps[-1].best_iteration if trajectory.steps else 0
+        step.best_iteration = step.iteration if step.accepted else previous
+        trajectory.steps.append(step)
+        step.values = _values(problem, trajectory.best.metrics)
+
+
+def _originals(problems: list[Problem], original_code: str | Mapping[str, str] | None) -> list[str | None]:
+    if original_code is None or isinstance(original_code, str):
+        return [original_code] * len(problems)
+    unknown = set(original_code) - {p.problem_id for p in problems}
+    if unknown:
+        raise ValueError(f"original code for unknown problems: {', '.join(sorted(unknown))}")
+    return [original_code.get(p.problem_id) for p in problems]
+
+
+def _why(feedback: str, generator_error: str | None) -> str:
+    return f"the generator gave no text: {generator_error}" if generator_error else feedback
+
+
+def _code(text: str, language: str) -> str | None:
+    value = completion_text(text).value
+    return extract_code(value, language) if value is not None else None
+
+
+def _values(problem: Problem, measured: Mapping[str, Any]) -> dict[str, float]:
+    """The code's Pass@1 and Beyond values, exactly as ``rewardkit bench`` computes them per sample."""
+    time_s, memory, integral = (float(measured.get(key, 0.0)) for key in METRIC_KEYS.values())
+    status, passed = str(measured.get("status")), bool(measured.get("passed"))
+    result = SampleResult(problem.problem_id, 0, "", status, passed, time_s, memory, integral, "")
+    return {name: value for name, value in sample_values(result, problem).items() if name in HEADLINE}

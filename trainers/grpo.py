@@ -1,0 +1,84 @@
+"""GRPO with rewardkit rewards (SPEC §5), on TRL's ``GRPOTrainer``.
+
+Each component of the preset is its own reward function with the preset's
+weights as ``reward_weights``, so TRL logs ``rewards/<component>/mean`` for
+every one, and the components log sandbox statuses (``rewardkit/status/...``)
+through TRL's ``log_metric``.  They share one :class:`~rewardkit.rewards.Engine`:
+a completion runs once for all of them.
+
+Defaults follow the seed's Afterburner GRPO (appendix E.5); any can be
+overridden by keyword, as a ``GRPOConfig`` field:
+
+| field | default | seed |
+| --- | --- | --- |
+| ``learning_rate`` | 1e-6 | actor learning rate |
+| ``num_generations`` | 16 | responses per prompt |
+| ``temperature`` | 1.0 | roll-out temperature |
+| ``beta`` | 0.0 | KL loss disabled |
+| ``entropy_coef`` | 0.0 | entropy coefficient 0 |
+| ``per_device_train_batch_size`` | 4 | micro-batch of 4 per GPU |
+| ``gradient_accumulation_steps`` | 128 | mini-batch of 32 prompts x 16 responses per update, on one |
+| | | device (divide by the number of devices) |
+| ``num_train_epochs`` | 20 | 20 epochs on DS_GRPO |
+| ``lr_scheduler_type`` | constant | not in the seed: Verl's default, which the seed trained with |
+
+BF16 is TRL's default (pass ``bf16=False`` on CPU); checkpoints follow
+``save_strategy`` / ``save_steps``; the clip range ``epsilon`` keeps TRL's
+0.2, as Verl's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from trl import GRPOConfig, GRPOTrainer
+
+from ..rewards import PRESETS, Engine, Reward
+from .sft import Rows, as_dataset
+
+DEFAULTS: dict[str, Any] = {
+    "learning_rate": 1e-6, "num_generations": 16, "temperature": 1.0, "beta": 0.0, "entropy_coef": 0.0,
+    "per_device_train_batch_size": 4, "gradient_accumulation_steps": 128, "num_train_epochs": 20,
+    "lr_scheduler_type": "constant",
+}
+
+
+def build_trainer(model: str | PreTrainedModel, dataset: Rows, preset: str = "quality_efficiency",
+                  objective: str = "time", output_dir: str | Path = "out/grpo", engine: Engine | None = None,
+                  *, processing_class: PreTrainedTokenizerBase | None = None,
+                  **config_overrides: Any) -> GRPOTrainer:
+    """A ``GRPOTrainer`` rewarding with ``preset``'s components on prompt rows.
+
+    ``dataset`` holds :func:`~rewardkit.trainers.datasets.grpo_rows` (or rows
+    with the columns the preset reads); its ``objective`` column, if any, must
+    match ``objective``.  ``engine`` runs the completions (default: the
+    preset's own); ``config_overrides`` are ``GRPOConfig`` fields (but
+    ``reward_weights``, which are the preset's).
+    """
+    reward = make_reward(preset, objective, engine)
+    rows = as_dataset(dataset)
+    if "objective" in rows.column_names and _has_objective(preset):
+        other = set(rows["objective"]) - {objective}
+        if other:
+            raise ValueError(f"the dataset has rows for objective(s) {sorted(other)}, the reward is "
+                             f"for {objective!r}: build one trainer per objective")
+    settings = {**DEFAULTS, **config_overrides, "reward_weights": reward.weights}
+    config = GRPOConfig(output_dir=str(output_dir), **settings)
+    return GRPOTrainer(model=model, reward_funcs=list(reward.functions()), args=config,
+                       train_dataset=rows, processing_class=processing_class)
+
+
+def make_reward(preset: str, objective: str = "time", engine: Engine | None = None) -> Reward:
+    """The named preset, for ``objective`` where it has one."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+    options: dict[str, Any] = {"objective": objective} if _has_objective(preset) else {}
+    return PRESETS[preset](engine=engine, **options)
+
+
+def _has_objective(preset: str) -> bool:
+    """Whether the preset measures efficiency for an objective (``cisq_grpo`` does not)."""
+    return "objective" in inspect.signature(PRESETS[preset]).parameters

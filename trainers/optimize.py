@@ -1,0 +1,190 @@
+"""``rewardkit optimize``: the Afterburner loop over a dataset, with the Figure-5 plot.
+
+Writes into ``--out``: ``trajectories.jsonl`` (one :class:`Trajectory` per
+problem), ``iterations.json`` (per iteration, Pass@1 and Beyond-T/M/I of the
+best codes so far with 95% bootstrap CIs across problems) and
+``iterations.png`` (those metrics over the iterations; needs matplotlib).
+
+``--generator replay --replay FILE.jsonl`` answers from records
+``{"problem_id", "text"}``: a problem's records are used in file order, one
+per iteration (iteration 0 included, whose first code is generated), and
+start over when they run out; a problem without records gets ``""``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..benchmarks.loaders import load_dataset
+from ..benchmarks.problem import Problem
+from ..benchmarks.runner import HEADLINE
+from ..sandbox import Sandbox
+from .afterburner import Trajectory, iteration_metrics, optimize, problem_key
+from .generators import KINDS, Generator, ReplayGenerator, Sampling, make_generator
+
+LABELS = {"pass@1": "Pass@1", "beyond_t": "Beyond-T", "beyond_m": "Beyond-M", "beyond_i": "Beyond-I"}
+
+
+class UsageError(ValueError):
+    """Options that cannot be run; the message says what to fix."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of ``rewardkit optimize``."""
+    parser = argparse.ArgumentParser(prog="rewardkit optimize", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="mini",
+                        help="mini (embedded, default), venus, mercury, apps, humaneval, or a local path")
+    parser.add_argument("--split", default=None, help="dataset split for hub datasets")
+    parser.add_argument("--limit", type=int, default=None, help="optimise at most N problems")
+    parser.add_argument("--problems", default=None, help="comma-separated problem ids to optimise")
+    parser.add_argument("--generator", required=True, choices=KINDS)
+    parser.add_argument("--base-url", help="openai: the API root, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--model", help="openai: the served model name; local: a model directory or hub id")
+    parser.add_argument("--api-key", default=None, help="openai: the key (default $OPENAI_API_KEY)")
+    parser.add_argument("--replay", metavar="FILE.jsonl", help="replay: records {problem_id, text}")
+    parser.add_argument("--iterations", type=int, default=10, help="improvement rounds after iteration 0")
+    parser.add_argument("--objective", default="time", choices=["time", "memory", "integral"])
+    parser.add_argument("--out", default="out/optimize", help="output folder (default out/optimize)")
+    parser.add_argument("--no-feedback", action="store_true", help="leave out why the current code failed")
+    parser.add_argument("--no-original", action="store_true", help="leave out the current code")
+    parser.add_argument("--temperature", type=float, default=Sampling.temperature)
+    parser.add_argument("--max-new-tokens", type=int, default=Sampling.max_new_tokens)
+    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements per passing run (median)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``rewardkit optimize``; 0 on success, 2 on bad usage (with the reason on stderr)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        problems = select_problems(args)
+        generator = build_generator(args, problems)
+        sandbox = Sandbox(workers=args.workers, repeats=args.repeats)
+    except (OSError, ValueError, ImportError) as exc:  # loader, replay and generator errors
+        print(f"rewardkit optimize: {exc}", file=sys.stderr)
+        return 2
+    with sandbox:
+        trajectories = optimize(problems, generator, args.objective, args.iterations, sandbox=sandbox,
+                                feedback=not args.no_feedback, show_original=not args.no_original,
+                                sampling=Sampling(max_new_tokens=args.max_new_tokens,
+                                                  temperature=args.temperature))
+    rows = iteration_metrics(trajectories)
+    files = write_outputs(trajectories, rows, Path(args.out), args)
+    print(table(rows))
+    print(f"\nwritten: {', '.join(str(path) for path in files)}")
+    return 0
+
+
+def select_problems(args: argparse.Namespace) -> list[Problem]:
+    """The dataset's problems, narrowed to ``--problems`` (in the dataset's order) and ``--limit``."""
+    if args.iterations < 0 or (args.limit is not None and args.limit < 1) or args.repeats < 1:
+        raise UsageError("--iterations must be 0 or more, --limit and --repeats 1 or more")
+    problems = load_dataset(args.dataset, split=args.split, limit=None if args.problems else args.limit)
+    if args.problems:
+        wanted = [pid.strip() for pid in args.problems.split(",") if pid.strip()]
+        missing = sorted(set(wanted) - {p.problem_id for p in problems})
+        if missing:
+            raise UsageError(f"no such problems in {args.dataset}: {', '.join(missing)}")
+        problems = [p for p in problems if p.problem_id in set(wanted)][:args.limit]
+    if not problems:
+        raise UsageError(f"no problems to optimise in {args.dataset}")
+    return problems
+
+
+def build_generator(args: argparse.Namespace, problems: Sequence[Problem]) -> Generator:
+    """The ``--generator`` with its options; UsageError names a missing one."""
+    if args.generator == "replay":
+        if not args.replay:
+            raise UsageError("--generator replay needs --replay FILE.jsonl of {problem_id, text} records")
+        return ReplayGenerator(read_replay(Path(args.replay)), key=problem_key(problems))
+    if not args.model:
+        raise UsageError(f"--generator {args.generator} needs --model")
+    if args.generator == "local":
+        return make_generator("local", model=args.model)
+    if not args.base_url:
+        raise UsageError("--generator openai needs --base-url, e.g. http://127.0.0.1:8000/v1")
+    return make_generator("openai", base_url=args.base_url, model=args.model, api_key=args.api_key)
+
+
+def read_replay(path: Path) -> dict[str, list[str]]:
+    """Replay texts per problem id, in file order, from JSONL records ``{"problem_id", "text"}``."""
+    pool: dict[str, list[str]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            pool.setdefault(str(record["problem_id"]), []).append(str(record["text"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}:{number}: a replay record needs 'problem_id' and 'text' "
+                             f"({exc})") from exc
+    if not pool:
+        raise UsageError(f"{path}: no replay records")
+    return pool
+
+
+def write_outputs(trajectories: Sequence[Trajectory], rows: list[dict[str, Any]], out: Path,
+                  args: argparse.Namespace) -> list[Path]:
+    """``trajectories.jsonl``, ``iterations.json`` and, with matplotlib, ``iterations.png``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "trajectories.jsonl", out / "iterations.json"]
+    paths[0].write_text("".join(json.dumps(t.to_dict()) + "\n" for t in trajectories), encoding="utf-8")
+    summary = {"dataset": args.dataset, "generator": args.generator, "model": args.model,
+               "objective": args.objective, "iterations": rows, "problems": len(trajectories),
+               "feedback": not args.no_feedback, "original": not args.no_original, "repeats": args.repeats}
+    paths[1].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    plot = plot_iterations(rows, out / "iterations.png", f"{args.dataset}, objective {args.objective}")
+    return paths + ([plot] if plot else [])
+
+
+def plot_iterations(rows: list[dict[str, Any]], path: Path, title: str) -> Path | None:
+    """The seed's Figure 5: one line per metric over the iterations, with its 95% CI band."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        print("rewardkit optimize: iterations.png left out; install matplotlib", file=sys.stderr)
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in HEADLINE:
+        shown = [row for row in rows if name in row]
+        if not shown:
+            continue
+        x = [row["iteration"] for row in shown]
+        ax.plot(x, [row[name]["value"] for row in shown], marker="o", label=LABELS[name])
+        ax.fill_between(x, [row[name]["ci95"][0] for row in shown], [row[name]["ci95"][1] for row in shown],
+                        alpha=0.15)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("best code so far (95% CI across problems)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Afterburner loop: {title}")
+    ax.legend(loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The per-iteration metrics as a Markdown table."""
+    lines = ["| iteration | accepted | " + " | ".join(LABELS[n] for n in HEADLINE) + " |",
+             "| ---: | ---: |" + " ---: |" * len(HEADLINE)]
+    for row in rows:
+        cells = [f"{row[n]['value']:.3f}" if n in row else "-" for n in HEADLINE]
+        lines.append(f"| {row['iteration']} | {row['accepted']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

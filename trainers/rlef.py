@@ -1,0 +1,328 @@
+"""RLEF (seed 004): multi-turn code repair grounded in execution feedback.
+
+An episode gives the model a problem, runs each answer's code on the
+problem's *public* tests, and, while they fail and turns are left, appends the
+answer and a user message with the execution feedback (wrong answer,
+exception, timeout, out of memory, compile error) and asks again.  It ends when
+the public tests pass or after ``turns`` answers (3 by default); the last code
+is then judged on the *private* tests, which never appear in feedback, and
+earns the RLEF reward: +1 pass, -1 fail, -0.2 invalid (no code, or code that
+does not compile).
+
+Two ways to run it:
+
+* :func:`repair` runs batched episodes with any
+  :class:`~rewardkit.trainers.generators.Generator` (evaluation, data
+  collection, tests with the replay generator);
+* :class:`RLEFEnvironment` plugs the same loop into TRL's
+  ``GRPOTrainer(environment_factory=...)``: the model tests code through the
+  ``run_public_tests`` tool, and ``get_reward`` judges the last tested code on
+  the private tests.
+
+Script suites (HumanEval ``check(candidate)``) hold one opaque check, not
+cases, so they cannot be split; :func:`split_tests` refuses them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..benchmarks.problem import Problem
+from ..rewards.extract import extract_code
+from ..rewards.formulas import rlef
+from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite
+from .generators.base import Generator, Prompt, Sampling
+from .prompts import SYSTEM_PROMPT, afterburner_prompt, baseline_prompt, chat
+
+TURNS = 3
+MAX_DETAIL = 1500  # characters of sandbox detail quoted in feedback
+RETRY = "Fix the code and give the complete corrected solution in one fenced code block."
+NO_CODE = "Your answer contained no code to run."
+PASSED = "All public tests passed."
+HEADLINES = {
+    Status.WRONG_ANSWER: "Your code ran but gave a wrong answer on a public test.",
+    Status.RUNTIME_ERROR: "Your code raised an exception on a public test.",
+    Status.TIMEOUT: "Your code ran out of time on a public test: it is too slow or never stops.",
+    Status.MEMORY_EXCEEDED: "Your code ran out of memory on a public test.",
+    Status.OUTPUT_EXCEEDED: "Your code printed far more output than expected on a public test.",
+    Status.COMPILE_ERROR: "Your code does not compile.",
+    Status.SANDBOX_ERROR: "Your code could not be run (an error of the test machine, not of your code).",
+}
+_HARNESS_FRAMES = re.compile(r'(Traceback \(most recent call last\):\n).*?(?=^\s*File "[^"\n]*solution\.)',
+                             re.DOTALL | re.MULTILINE)
+_SOLUTION_PATH = re.compile(r"File \"[^\"]*/(solution\.\w+)\"")
+
+Messages = list[dict[str, str]]
+
+
+# -- public / private tests -------------------------------------------------------------------------
+def split_tests(suite: TestSuite | dict[str, Any] | str, public: int | float = 1,
+                seed: int = 0) -> tuple[TestSuite, TestSuite]:
+    """Split a stdio or call suite's cases into (public, private) suites, both non-empty.
+
+    ``public`` is a number of cases (``int`` >= 1) or a fraction (``float`` in
+    (0, 1), rounded, at least one case); the cases are drawn with ``seed`` and
+    keep their order.  Script suites raise :class:`SuiteError`.
+    """
+    parsed = suite if isinstance(suite, TestSuite) else TestSuite.from_dict(suite)
+    if parsed.mode == "script":
+        raise SuiteError("a script suite is one check(candidate) function and cannot be split into public "
+                         "and private tests; give the problem stdio or call tests")
+    count = len(parsed.cases)
+    if count < 2:
+        raise SuiteError(f"splitting needs at least 2 test cases, the suite has {count}")
+    size = _public_size(public, count)
+    chosen = set(random.Random(seed).sample(range(count), size))
+    pick = [case for i, case in enumerate(parsed.cases) if i in chosen]
+    rest = [case for i, case in enumerate(parsed.cases) if i not in chosen]
+    return replace(parsed, cases=tuple(pick)), replace(parsed, cases=tuple(rest))
+
+
+def _public_size(public: int | float, count: int) -> int:
+    if isinstance(public, bool) or public <= 0:
+        raise ValueError(f"public must be a positive count or a fraction in (0, 1), got {public!r}")
+    if isinstance(public, float):
+        if public >= 1:
+            raise ValueError(f"a public fraction must be below 1, got {public}")
+        size = max(1, round(public * count))
+    else:
+        size = public
+    if size >= count:
+        raise ValueError(f"{size} public tests would leave no private test out of {count}")
+    return size
+
+
+# -- feedback ---------------------------------------------------------------------------------------
+def feedback_text(result: ExecutionResult | None) -> str:
+    """What the model is told about a run on the public tests (``None``: the answer had no code)."""
+    if result is None:
+        return NO_CODE
+    if result.passed:
+        return PASSED
+    detail = _tidy(result.feedback)
+    return HEADLINES[result.status] + (f"\n{detail}" if detail else "")
+
+
+def repair_message(result: ExecutionResult | None) -> str:
+    """The user message of the next turn: the feedback and a request to try again."""
+    return f"{feedback_text(result)}\n\n{RETRY}"
+
+
+def _tidy(detail: str) -> str:
+    """The sandbox's detail without the harness's traceback frames, clipped to its tail."""
+    text = _SOLUTION_PATH.sub(r'File "\1"', _HARNESS_FRAMES.sub(r"\1", detail.strip()))
+    return text if len(text) <= MAX_DETAIL else "..." + text[-MAX_DETAIL:]
+
+
+# -- episodes ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Task:
+    """One problem ready for repair: the first prompt and the split tests."""
+
+    problem_id: str
+    messages: Messages
+    public: TestSuite
+    private: TestSuite
+    language: str = "python"
+
+
+def make_task(problem: Problem, public: int | float = 1, seed: int = 0, prompt: str = "baseline",
+              objective: str = "time", system: str | None = SYSTEM_PROMPT) -> Task:
+    """A :class:`Task` with the baseline (F.1) or afterburner (F.3, no original code) prompt."""
+    if prompt == "baseline":
+        text = baseline_prompt(problem.statement, objective, problem.language, problem.starter_code)
+    elif prompt == "afterburner":
+        text = afterburner_prompt(problem.statement, objective, problem.language)
+    else:
+        raise ValueError(f"unknown prompt {prompt!r}; use 'baseline' or 'afterburner'")
+    public_suite, private_suite = split_tests(problem.tests, public, seed)
+    return Task(problem.problem_id, chat(text, system), public_suite, private_suite, problem.language)
+
+
+@dataclass
+class Turn:
+    """One answer: the messages it answered, its text and code, the public run and the feedback sent back."""
+
+    messages: Messages
+    text: str
+    code: str | None
+    result: ExecutionResult | None  # on the public tests; None when there was no code
+    feedback: str | None  # the next turn's user message; None when the episode stopped here
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {"messages": self.messages, "text": self.text, "code": self.code,
+                "result": self.result.to_dict() if self.result else None, "feedback": self.feedback}
+
+
+@dataclass
+class Episode:
+    """A finished repair episode: its turns, the private run of the final code and the RLEF reward."""
+
+    problem_id: str
+    turns: list[Turn] = field(default_factory=list)
+    private: ExecutionResult | None = None
+    reward: float = 0.0
+
+    @property
+    def final_code(self) -> str | None:
+        """The code of the last turn (what the private tests judge)."""
+        return self.turns[-1].code if self.turns else None
+
+    @property
+    def solved(self) -> bool:
+        """Whether the final code passed the private tests."""
+        return self.private is not None and self.private.passed
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {"problem_id": self.problem_id, "turns": [t.to_dict() for t in self.turns],
+                "private": self.private.to_dict() if self.private else None, "reward": self.reward,
+                "solved": self.solved}
+
+
+def final_reward(code: str | None, private: ExecutionResult | None) -> float:
+    """RLEF reward of the final code: invalid when there is none or it does not compile."""
+    valid = code is not None and private is not None and private.status != Status.COMPILE_ERROR
+    return rlef(private is not None and private.passed, valid)
+
+
+def repair(problems: Iterable[Problem | Task], generator: Generator, turns: int = TURNS,
+           sandbox: Sandbox | None = None, public: int | float = 1, seed: int = 0,
+           prompt: str = "baseline", objective: str = "time", sampling: Sampling | None = None,
+           limits: Limits | None = None) -> list[Episode]:
+    """Run one RLEF episode per problem, batched: every turn asks the generator once for all open episodes.
+
+    Problems are split with :func:`split_tests` (``public``, ``seed``) and
+    prompted with :func:`make_task` (``prompt``, ``objective``); pass
+    :class:`Task` objects to choose the split and messages yourself.
+    """
+    if turns < 1:
+        raise ValueError("turns must be at least 1")
+    tasks = [p if isinstance(p, Task) else make_task(p, public, seed, prompt, objective) for p in problems]
+    with ExitStack() as stack:
+        box = sandbox or stack.enter_context(Sandbox())
+        episodes = _run_turns(tasks, generator, turns, box, sampling, limits)
+        codes = [episode.final_code for episode in episodes]
+        judged = _run_codes(box, codes, [task.private for task in tasks], tasks, limits)
+    for episode, code, private in zip(episodes, codes, judged, strict=True):
+        episode.private, episode.reward = private, final_reward(code, private)
+    return episodes
+
+
+def _run_turns(tasks: list[Task], generator: Generator, turns: int, sandbox: Sandbox,
+               sampling: Sampling | None, limits: Limits | None) -> list[Episode]:
+    """The multi-turn loop on the public tests."""
+    episodes = [Episode(task.problem_id) for task in tasks]
+    chats = [list(task.messages) for task in tasks]
+    open_ = list(range(len(tasks)))
+    for turn in range(1, turns + 1):
+        prompts: list[Prompt] = [list(chats[i]) for i in open_]
+        texts = generator.generate(prompts, sampling)
+        codes = [extract_code(text, tasks[i].language) for i, text in zip(open_, texts, strict=True)]
+        results = _run_codes(sandbox, codes, [tasks[i].public for i in open_], [tasks[i] for i in open_],
+                             limits)
+        still_open = []
+        for i, text, code, result in zip(open_, texts, codes, results, strict=True):
+            done = turn == turns or (result is not None and result.passed)
+            feedback = None if done else repair_message(result)
+            episodes[i].turns.append(Turn(list(chats[i]), text, code, result, feedback))
+            if feedback is not None:
+                chats[i] += [{"role": "assistant", "content": text}, {"role": "user", "content": feedback}]
+                still_open.append(i)
+        open_ = still_open
+        if not open_:
+            break
+    return episodes
+
+
+def _run_codes(sandbox: Sandbox, codes: list[str | None], suites: list[TestSuite], tasks: list[Task],
+               limits: Limits | None) -> list[ExecutionResult | None]:
+    """Run each code on its suite (in the task's language) in parallel; ``None`` where there is no code."""
+    runnable = [i for i, code in enumerate(codes) if code is not None]
+    jobs = [(str(codes[i]), suites[i], tasks[i].language) for i in runnable]
+    results: list[ExecutionResult | None] = [None] * len(codes)
+    for i, result in zip(runnable, sandbox.run_many(jobs, limits=limits), strict=True):
+        results[i] = result
+    return results
+
+
+# -- TRL ------------------------------------------------------------------------------------------
+class RLEFEnvironment:
+    """One RLEF rollout as a TRL environment, for ``GRPOTrainer(environment_factory=...)``.
+
+    ``reset(**row)`` reads the row's ``tests`` (a suite as JSON or dict) and
+    ``language`` and splits the tests; the model then calls the
+    ``run_public_tests`` tool with its code (at most ``turns`` times, stopping
+    once they pass) and reads the feedback; ``get_reward`` judges the last
+    tested code on the private tests.  Every public method other than
+    ``reset`` and ``get_reward`` is exposed to the model as a tool, so state
+    is kept in attributes.  Set ``GRPOConfig(max_tool_calling_iterations=turns)``
+    and leave room in ``max_completion_length`` for ``turns`` calls and their
+    feedback: TRL runs a tool first and drops a result that no longer fits, and
+    the attempt still counts here (the model did submit that code).
+    """
+
+    def __init__(self, sandbox: Sandbox, turns: int = TURNS, public: int | float = 1, seed: int = 0,
+                 limits: Limits | None = None) -> None:
+        self.sandbox, self.turns, self.public, self.seed, self.limits = sandbox, turns, public, seed, limits
+        self.language = "python"
+        self.public_tests: TestSuite | None = None
+        self.private_tests: TestSuite | None = None
+        self.attempts: list[tuple[str | None, ExecutionResult | None]] = []
+        self.private: ExecutionResult | None = None
+
+    def reset(self, **row: Any) -> str:
+        """Start a rollout for a dataset row; returns the note appended to the user message."""
+        tests = row["tests"]
+        suite = TestSuite.from_dict(json.loads(tests) if isinstance(tests, str) else tests)
+        self.public_tests, self.private_tests = split_tests(suite, self.public, self.seed)
+        self.language = str(row.get("language") or "python")
+        self.attempts, self.private = [], None
+        return (f"\n\nTest your code with the run_public_tests tool (at most {self.turns} times). "
+                "The last code you test is your final answer, judged on hidden tests.")
+
+    def run_public_tests(self, code: str) -> str:
+        """Run a candidate solution on the problem's public tests.
+
+        Args:
+            code: The complete solution code to test, plain or in a fenced code block.
+
+        Returns:
+            Whether the public tests passed, or feedback on the first failing test.
+        """
+        if self.public_tests is None:
+            raise RuntimeError("reset() must be called before run_public_tests()")
+        last = self.attempts[-1][1] if self.attempts else None
+        if last is not None and last.passed:
+            return f"{PASSED} Your last tested code is your final answer."
+        if len(self.attempts) >= self.turns:
+            return f"No test runs left ({self.turns} used); your last tested code is your final answer."
+        source = extract_code(code, self.language)
+        result = self._run(source, self.public_tests)
+        self.attempts.append((source, result))
+        return feedback_text(result)
+
+    def get_reward(self) -> float:
+        """RLEF reward of the last tested code on the private tests (-0.2 when nothing was tested)."""
+        if self.private_tests is None:
+            raise RuntimeError("reset() must be called before get_reward()")
+        code = self.attempts[-1][0] if self.attempts else None
+        self.private = self._run(code, self.private_tests)
+        return final_reward(code, self.private)
+
+    def _run(self, code: str | None, suite: TestSuite) -> ExecutionResult | None:
+        return None if code is None else self.sandbox.run(code, suite, self.language, self.limits)
+
+
+def environment_factory(sandbox: Sandbox, **options: Any) -> Callable[[], RLEFEnvironment]:
+    """``environment_factory=`` for GRPOTrainer: environments sharing ``sandbox`` (``options`` as
+    :class:`RLEFEnvironment` takes them)."""
+    return functools.partial(RLEFEnvironment, sandbox, **options)
