@@ -22,7 +22,7 @@ from typing import Any
 
 from ..benchmarks.loaders import load_dataset
 from ..benchmarks.problem import Problem
-from ..benchmarks.runner import HEADLINE
+from ..benchmarks.runner import HEADLINE, read_solutions
 from ..sandbox import Sandbox
 from .afterburner import Trajectory, iteration_metrics, optimize, problem_key
 from .generators import KINDS, Generator, ReplayGenerator, Sampling, make_generator
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iterations", type=int, default=10, help="improvement rounds after iteration 0")
     parser.add_argument("--objective", default="time", choices=["time", "memory", "integral"])
     parser.add_argument("--out", default="out/optimize", help="output folder (default out/optimize)")
+    parser.add_argument("--originals", metavar="FILE.jsonl",
+                        help="the codes to start from: records {problem_id, code} as for rewardkit bench "
+                             "(problems without one get a generated first code)")
     parser.add_argument("--no-feedback", action="store_true", help="leave out why the current code failed")
     parser.add_argument("--no-original", action="store_true", help="leave out the current code")
     parser.add_argument("--temperature", type=float, default=Sampling.temperature)
@@ -70,12 +73,16 @@ def main(argv: Sequence[str]) -> int:
     try:
         problems = select_problems(args)
         generator = build_generator(args, problems)
+        chosen = {p.problem_id for p in problems}
+        originals = ({s.problem_id: s.code for s in read_solutions(args.originals) if s.problem_id in chosen}
+                     if args.originals else None)
         sandbox = Sandbox(workers=args.workers, repeats=args.repeats)
     except (OSError, ValueError, ImportError) as exc:  # loader, replay and generator errors
         print(f"rewardkit optimize: {exc}", file=sys.stderr)
         return 2
     with sandbox:
-        trajectories = optimize(problems, generator, args.objective, args.iterations, sandbox=sandbox,
+        trajectories = optimize(problems, generator, args.objective, args.iterations,
+                                original_code=originals, sandbox=sandbox,
                                 feedback=not args.no_feedback, show_original=not args.no_original,
                                 sampling=Sampling(max_new_tokens=args.max_new_tokens,
                                                   temperature=args.temperature))

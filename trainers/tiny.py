@@ -54,12 +54,12 @@ def build_tokenizer(corpus: Sequence[str], vocab_size: int = 400) -> PreTrainedT
 
 
 def build_model(tokenizer: PreTrainedTokenizerFast, hidden: int = 64, layers: int = 2,
-                seed: int = 0) -> LlamaForCausalLM:
+                seed: int = 0, context: int = 512) -> LlamaForCausalLM:
     """A randomly initialised Llama sized to the tokenizer."""
     torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id,
+                         max_position_embeddings=context, pad_token_id=tokenizer.pad_token_id,
                          eos_token_id=tokenizer.eos_token_id, bos_token_id=tokenizer.bos_token_id,
                          tie_word_embeddings=True)
     model = LlamaForCausalLM(config)
@@ -101,3 +101,23 @@ def save(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, path: Path
     tokenizer.save_pretrained(path)
     model.save_pretrained(path)
     return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rewardkit.trainers.tiny DIR``: save an untrained tiny model for smoke runs."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m rewardkit.trainers.tiny DIR", file=sys.stderr)
+        return 2
+    from ..benchmarks.embedded import load_mini
+
+    corpus = [p.statement + "\n" + p.starter_code for p in load_mini()]
+    tokenizer = build_tokenizer(corpus, vocab_size=1000)
+    print(save(build_model(tokenizer, context=4096), tokenizer, Path(args[0])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -203,6 +203,24 @@ def test_optimize_cli_writes_trajectories_metrics_and_plot(tmp_path: Path, probl
     assert "| 1 | 2 |" in capsys.readouterr().out
 
 
+def test_optimize_cli_starts_from_given_originals(tmp_path: Path, problems: dict[str, Problem]) -> None:
+    pairs = problems["mini/count-pairs"]
+    originals = tmp_path / "originals.jsonl"
+    records = [{"problem_id": pairs.problem_id, "code": reference(pairs, "naive")},
+               {"problem_id": "mini/not-chosen", "code": "x"}]  # not selected: ignored
+    originals.write_text("".join(json.dumps(r) + "\n" for r in records))
+    replay = tmp_path / "replay.jsonl"
+    fast = answer(reference(pairs, "hash map"))
+    replay.write_text(json.dumps({"problem_id": pairs.problem_id, "text": fast}))
+    out = tmp_path / "out"
+    assert main(["--problems", pairs.problem_id, "--generator", "replay", "--replay", str(replay),
+                 "--originals", str(originals), "--iterations", "1", "--out", str(out),
+                 "--repeats", "1"]) == 0
+    steps = json.loads((out / "trajectories.jsonl").read_text())["steps"]
+    assert steps[0]["code"].strip() == reference(pairs, "naive").strip()
+    assert steps[0]["reason"] == "original, passes" and steps[1]["reason"].startswith("faster by")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--generator", "replay"], "needs --replay"),
     (["--generator", "openai", "--model", "m"], "needs --base-url"),
