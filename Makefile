@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train,bench]'
+	$(PY) -m pip install -q -e '.[dev,train,bench,ray,serve]'
 	@touch $@
 
 demo: $(STAMP)
