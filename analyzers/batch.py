@@ -3,8 +3,11 @@
 Reports are cached in this process by the SHA-256 of the input and the profile
 (reports with tool errors are not cached). Uncached sources are split into
 chunks for a persistent pool of worker processes, each keeping its tools warm
-(pylint's linter and mypy's cache are built once per worker); a single source,
-or ``workers=1``, is analysed in this process.
+(pylint's linter and mypy's cache are built once per worker); ``workers=1``,
+or a single source on the main thread, is analysed in this process (off the
+main thread the pool takes it: tool time limits are alarms, main thread only).
+With ``backend="ray"`` the chunks are Ray tasks instead (:mod:`.ray_batch`);
+cache and de-duplication stay here either way.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -25,6 +29,7 @@ from .finding import ToolError
 from .profile import Profile, ProfileLike, load_profile
 from .report import QualityReport
 
+BACKENDS = ("local", "ray")
 CACHE_SIZE = 8192
 _MAX_CHUNK = 32
 _MAX_ENGINES = 8
@@ -95,31 +100,69 @@ def _get_pool(workers: int, profile: Profile) -> ProcessPoolExecutor:
     return _pool
 
 
-def _run_pool(codes: list[object], profile: Profile, workers: int) -> list[QualityReport]:
-    size = max(1, min(_MAX_CHUNK, math.ceil(len(codes) / (2 * workers))))
-    chunks = [codes[i : i + size] for i in range(0, len(codes), size)]
+def _chunked(codes: list[object], slots: int) -> list[list[object]]:
+    """About two chunks per slot, at most ``_MAX_CHUNK`` sources each."""
+    size = max(1, min(_MAX_CHUNK, math.ceil(len(codes) / (2 * slots))))
+    return [codes[i : i + size] for i in range(0, len(codes), size)]
+
+
+def _run_pool(chunks: list[list[object]], profile: Profile,
+              workers: int) -> list[list[QualityReport] | Exception]:
     futures: list[Future[list[QualityReport]]] = [
         _get_pool(workers, profile).submit(_work, profile.data, chunk) for chunk in chunks
     ]
-    out: list[QualityReport] = []
-    for chunk, future in zip(chunks, futures, strict=True):
+    outcomes: list[list[QualityReport] | Exception] = []
+    for future in futures:
         try:
-            out.extend(future.result())
-        except Exception as exc:  # a worker died: those sources get an error, not a crash
+            outcomes.append(future.result())
+        except Exception as exc:  # a worker died: its sources get an error, not a crash
             shutdown_pool()
-            error = ToolError("rewardkit", f"analysis worker failed: {type(exc).__name__}")
-            out.extend(QualityReport.from_findings((), [error]) for _ in chunk)
+            outcomes.append(exc)
+    return outcomes
+
+
+def _analyze(codes: list[object], profile: Profile, workers: int | None,
+             backend: str) -> list[QualityReport]:
+    """Reports for distinct, uncached sources: here, on the process pool, or on Ray."""
+    if backend == "ray":
+        from .ray_batch import ray_slots, run_chunks
+
+        chunks = _chunked(codes, workers or ray_slots())
+        outcomes = run_chunks(_work, profile, chunks)
+    else:
+        n_workers = workers or min(os.cpu_count() or 1, 8)
+        # tool time limits are alarms, which only a main thread gets: off it, use the pool's
+        if threading.current_thread() is threading.main_thread() or workers == 1:
+            n_workers = min(n_workers, len(codes))
+            if n_workers <= 1:
+                return engine_for(profile).analyze(codes)
+        chunks = _chunked(codes, n_workers)
+        outcomes = _run_pool(chunks, profile, n_workers)
+    out: list[QualityReport] = []
+    for chunk, outcome in zip(chunks, outcomes, strict=True):
+        out.extend(_failed(len(chunk), outcome) if isinstance(outcome, Exception) else outcome)
     return out
 
 
+def _failed(count: int, exc: Exception) -> list[QualityReport]:
+    """Reports for sources whose worker failed: no findings, the failure as an error."""
+    error = ToolError("rewardkit", f"analysis worker failed: {type(exc).__name__}")
+    return [QualityReport.from_findings((), [error]) for _ in range(count)]
+
+
 def analyze_many(
-    codes: Sequence[object], profile: ProfileLike = None, workers: int | None = None
+    codes: Sequence[object], profile: ProfileLike = None, workers: int | None = None,
+    backend: str = "local",
 ) -> list[QualityReport]:
     """Analyse many sources; reports come back in input order.
 
     Identical sources are analysed once; ``workers`` defaults to the CPU count
     (at most 8); ``workers=1`` runs everything in this process.
+    ``backend="ray"`` analyses chunks as Ray tasks instead (``workers`` then
+    defaults to the cluster's CPU count), see :mod:`.ray_batch`.
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown analysis backend {backend!r}; use one of {BACKENDS}")
     prof = load_profile(profile)
     keys = [cache_key(code, prof) for code in codes]
     todo: dict[str, object] = {}
@@ -127,13 +170,7 @@ def analyze_many(
         if key not in _cache and key not in todo:
             todo[key] = code
     if todo:
-        n_workers = workers or min(os.cpu_count() or 1, 8)
-        pending = list(todo.values())
-        if n_workers <= 1 or len(pending) == 1:
-            fresh = engine_for(prof).analyze(pending)
-        else:
-            fresh = _run_pool(pending, prof, min(n_workers, len(pending)))
-        results = dict(zip(todo, fresh, strict=True))
+        results = dict(zip(todo, _analyze(list(todo.values()), prof, workers, backend), strict=True))
         for key, report in results.items():
             if not report.errors:
                 _cache[key] = report

@@ -1,4 +1,4 @@
-"""Command line: ``rewardkit run|score|analyze|bench|demo|optimize|train``.
+"""Command line: ``rewardkit run|score|analyze|bench|demo|optimize|train|serve``.
 
 Exit codes: 0 when the work was done (whatever the code's verdict), 2 on bad
 usage or unreadable input.
@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -160,6 +161,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return int(demo_main(args.out))
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``rewardkit serve``: the HTTP reward service, until interrupted."""
+    from .sandbox import Limits
+    from .serve import ServeConfig, ServeError
+
+    try:
+        from .serve.server import serve
+    except ImportError as exc:
+        print(f"rewardkit serve: {exc.name or exc} is missing: pip install 'rewardkit[serve]'",
+              file=sys.stderr)
+        return 2
+    try:
+        config = ServeConfig(host=args.host, port=args.port, token=args.token or None,
+                             workers=args.workers, backend=args.backend,
+                             limits=Limits(time_s=args.time_limit, memory_mb=args.memory_mb),
+                             max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+                             max_batch=args.max_batch)
+        config.check()
+    except (ServeError, ValueError) as exc:
+        print(f"rewardkit serve: {exc}", file=sys.stderr)
+        return 2
+    serve(config, log_level=args.log_level, access_log=args.access_log)
+    return 0
+
+
 # subcommands with their own argument parsers: name -> module with main(argv) -> int
 OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "train": ".trainers.train"}
 
@@ -231,10 +257,42 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeats", type=int, default=3, help="measurements per run (median)")
     bench.set_defaults(func=cmd_bench)
 
+    _add_serve(sub)
+
     demo = sub.add_parser("demo", help="the main job on the embedded benchmark: rewards, metrics, report")
     demo.add_argument("--out", default=None, help="report folder (default out/demo)")
     demo.set_defaults(func=cmd_demo)
     return parser
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .serve.config import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, TOKEN_ENV
+
+    serve = sub.add_parser(
+        "serve", help="HTTP reward service: /score, /run, /analyze, /openrlhf, /health",
+        description="Serve rewardkit's rewards over HTTP (OpenAPI at /openapi.json), for trainers in "
+                    "other processes: TRL through rewardkit.client.RemoteReward, verl through "
+                    "rewardkit.client.compute_score, OpenRLHF through --remote_rm_url .../openrlhf. "
+                    "One process with one shared sandbox and caches; needs the [serve] extra.")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind (default 127.0.0.1; any other needs a token)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    serve.add_argument("--token", default=os.environ.get(TOKEN_ENV),
+                       help=f"clients must send 'Authorization: Bearer TOKEN' (default ${TOKEN_ENV})")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="sandbox worker processes shared by all requests (default: CPU count; "
+                            "timing presets get a second pool); requests computed at once: twice this")
+    serve.add_argument("--backend", default="local", help="sandbox backend: local (default), docker or ray")
+    serve.add_argument("--max-batch", type=int, default=DEFAULT_MAX_BATCH,
+                       help=f"most completions (or sources) per request (default {DEFAULT_MAX_BATCH})")
+    serve.add_argument("--max-body-mb", type=float, default=DEFAULT_MAX_BODY_BYTES / 2**20,
+                       help=f"largest request body in MiB (default {DEFAULT_MAX_BODY_BYTES / 2**20:g})")
+    serve.add_argument("--time-limit", type=float, default=10.0,
+                       help="seconds per test case, for every run (default 10)")
+    serve.add_argument("--memory-mb", type=int, default=1024, help="memory per run (default 1024)")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--access-log", action="store_true", help="log every request")
+    serve.set_defaults(func=cmd_serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -53,11 +53,13 @@ def takes_objective(preset: str) -> bool:
 
 
 def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
-                limits: Limits | None = None, repeats: int | None = None) -> Reward:
+                limits: Limits | None = None, repeats: int | None = None,
+                engine: Engine | None = None) -> Reward:
     """The preset's reward; ``objective`` only for presets that take one.
 
     ``repeats`` overrides the preset's own choice (efficiency presets measure
-    3 times); ``None`` keeps it.
+    3 times); ``None`` keeps it.  ``engine`` shares an engine (its sandbox,
+    repeats and caches) instead of starting one; it excludes ``repeats``.
     """
     if preset not in PRESETS:
         raise ScoreError(f"unknown preset {preset!r}; use one of {', '.join(sorted(PRESETS))}")
@@ -71,9 +73,13 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
             raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVES)}")
         options["objective"] = objective
     if repeats is not None:
+        if engine is not None:
+            raise ScoreError("give repeats or an engine, not both (the engine's sandbox sets repeats)")
         if repeats < 1:
             raise ScoreError(f"repeats must be at least 1, got {repeats}")
-        options["engine"] = Engine(limits=limits, repeats=repeats)
+        engine = Engine(limits=limits, repeats=repeats)
+    if engine is not None:
+        options["engine"] = engine
     try:
         return PRESETS[preset](**options)
     except ConfigError as exc:

@@ -86,7 +86,7 @@ class Tally:
 def execute(worker: Transport, code: str, suite: TestSuite, language: str, limits: Limits,
             meter: str) -> ExecutionResult:
     """Run ``code`` against ``suite`` on ``worker``; raises WorkerGone on infrastructure faults."""
-    timeout = _reply_timeout(suite, limits, meter)
+    timeout = reply_timeout(suite, limits, meter)
     kind = "program" if suite.mode == "stdio" else "module"
     wire_limits = limits.to_dict()
     if kind == "module":
@@ -116,7 +116,7 @@ def execute(worker: Transport, code: str, suite: TestSuite, language: str, limit
     return tally.result(meter)
 
 
-def _reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
+def reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
     """Seconds one worker reply may take: all cases plus compiling at the meter's pace, plus grace."""
     slowdown = 60 if meter == "instructions" else 1
     return (limits.time_s * max(1, len(suite)) + limits.compile_time_s) * slowdown + GRACE_S

@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from . import judge
 from .backends.process import WorkerGone, WorkerProcess
@@ -82,6 +82,52 @@ def _close_open_pools() -> None:
         pool.close()
 
 
+class Executor(Protocol):
+    """Where a backend runs one job: ``slots`` jobs at a time, never raising for the code's sake."""
+
+    slots: int
+
+    def execute(self, code: str, suite: TestSuite, language: str, limits: Limits,
+                meter: str) -> ExecutionResult:
+        """Run one job once; infrastructure faults give a ``sandbox_error`` result."""
+
+    def isolation(self) -> dict[str, Any]:
+        """What the workers could switch on, from a live worker."""
+
+    def close(self) -> None:
+        """Release what this executor started."""
+
+
+class PoolExecutor:
+    """Jobs on a :class:`WorkerPool` (local or docker workers); a failed worker is retried once."""
+
+    def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool) -> None:
+        self.slots = size
+        self._pool = WorkerPool(factory, size, fresh)
+        _OPEN_POOLS.add(self._pool)
+
+    def execute(self, code: str, suite: TestSuite, language: str, limits: Limits,
+                meter: str) -> ExecutionResult:
+        """Run one job on a leased worker."""
+        for attempt in (1, 2):
+            try:
+                with self._pool.lease() as worker:
+                    return judge.execute(worker, code, suite, language, limits, meter)
+            except (WorkerGone, ProtocolError, OSError) as exc:
+                log.warning("sandbox worker failed (attempt %d): %s", attempt, exc)
+                error = exc
+        return ExecutionResult.sandbox_error(f"sandbox worker failed: {error}", len(suite))
+
+    def isolation(self) -> dict[str, Any]:
+        """The isolation a live worker reported when it started."""
+        with self._pool.lease() as worker:
+            return dict(worker.info.get("isolation", {}))
+
+    def close(self) -> None:
+        """Close every worker of the pool."""
+        self._pool.close()
+
+
 class Sandbox:
     """Runs code against test suites in isolated, metered workers.
 
@@ -95,6 +141,9 @@ class Sandbox:
     valgrind instead of timing (identical run to run, ~50-100x slower).
     ``repeats=k`` runs a passing solution k times and reports medians, with the
     relative spread of each metric in ``ExecutionResult.spread``.
+    ``workers`` is how many jobs run at once (default: the CPU count, or with
+    ``backend="ray"`` the cluster's task slots).  Backend options go in
+    ``**options``: see :mod:`.backends.docker` and :mod:`.backends.ray`.
     """
 
     def __init__(self, backend: str = "local", workers: int | None = None, meter: str = "time",
@@ -107,11 +156,9 @@ class Sandbox:
             raise ValueError("repeats must be at least 1")
         self.backend, self.meter, self.repeats = backend, meter, repeats
         self.limits = limits or Limits()
-        self.workers = workers or max(1, os.cpu_count() or 1)
-        factory, fresh = _backend_factory(backend, self.limits, options)
-        self._pool = WorkerPool(factory, self.workers, fresh)
+        self._executor = _open_backend(backend, workers, self.limits, options)
+        self.workers = self._executor.slots
         self._closed = False
-        _OPEN_POOLS.add(self._pool)
 
     # -- public API ------------------------------------------------------------------------
     def run(self, code: str, suite: TestSuite | dict[str, Any] | str, language: str = "python",
@@ -152,14 +199,13 @@ class Sandbox:
     @property
     def isolation(self) -> dict[str, Any]:
         """What the workers could switch on (namespaces, uid, ...), from a live worker."""
-        with self._pool.lease() as worker:
-            return dict(worker.info.get("isolation", {}))
+        return self._executor.isolation()
 
     def close(self) -> None:
         """Stop the workers; later calls to run raise RuntimeError."""
         if not self._closed:
             self._closed = True
-            self._pool.close()
+            self._executor.close()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -170,29 +216,26 @@ class Sandbox:
     # -- internals ----------------------------------------------------------------------------
     def _run_once(self, code: str, suite: TestSuite, language: str,
                   limits: Limits) -> ExecutionResult:
-        for attempt in (1, 2):
-            try:
-                with self._pool.lease() as worker:
-                    return judge.execute(worker, code, suite, language, limits, self.meter)
-            except (WorkerGone, ProtocolError, OSError) as exc:
-                log.warning("sandbox worker failed (attempt %d): %s", attempt, exc)
-                error = exc
-        return ExecutionResult.sandbox_error(f"sandbox worker failed: {error}", len(suite))
+        return self._executor.execute(code, suite, language, limits, self.meter)
 
 
-def _backend_factory(backend: str, limits: Limits,
-                     options: dict[str, Any]) -> tuple[Callable[[], WorkerProcess], bool]:
+def _open_backend(backend: str, workers: int | None, limits: Limits,
+                  options: dict[str, Any]) -> Executor:
+    if backend == "ray":
+        from .backends.ray import RayExecutor
+
+        return RayExecutor(workers, **options)
     if backend == "local":
         if options:
             raise TypeError(f"the local backend takes no options, got {sorted(options)}")
         from .backends.local import start_local_worker
 
-        return start_local_worker, False
-    if backend == "docker":
+        factory, fresh = start_local_worker, False
+    else:
         from .backends.docker import docker_factory
 
-        return docker_factory(limits, **options)
-    raise ValueError("backend='ray' is not available yet in this version of rewardkit")
+        factory, fresh = docker_factory(limits, **options)
+    return PoolExecutor(factory, workers or max(1, os.cpu_count() or 1), fresh)
 
 
 METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")

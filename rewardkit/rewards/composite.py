@@ -66,7 +66,7 @@ class Reward:
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
         """The weighted reward of each completion, as TRL calls a reward function."""
         results = self.evaluate(completions, kwargs)
-        _log_to_trainer(kwargs, results, [c.name for c, _ in self.components])
+        log_to_trainer(kwargs, results, [c.name for c, _ in self.components])
         return [r.value for r in results]
 
     def score(self, samples: Sequence[dict[str, Any]]) -> list[RewardResult]:
@@ -131,7 +131,7 @@ class Reward:
         def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
             results = self.evaluate(completions, kwargs, only=[component])
             if logs:
-                _log_to_trainer(kwargs, results, [])
+                log_to_trainer(kwargs, results, [])
             return [r.components[component.name] for r in results]
 
         function.__name__ = function.__qualname__ = component.name
@@ -160,7 +160,7 @@ def _columns(completions: list[Any], kwargs: dict[str, Any]) -> dict[str, list[A
     return columns
 
 
-def _log_to_trainer(kwargs: dict[str, Any], results: list[RewardResult], names: list[str]) -> None:
+def log_to_trainer(kwargs: dict[str, Any], results: list[RewardResult], names: list[str]) -> None:
     """Use TRL's ``log_metric``/``log_extra`` when the trainer passes them."""
     log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
     statuses = [_status_of(r) for r in results]

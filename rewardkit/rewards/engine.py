@@ -21,6 +21,11 @@ from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")
 METRIC_OF = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
+# The dataset columns that the engine and the components read.
+COLUMNS = ("tests", "language", "baseline_code", "baseline_metrics", "reference_metrics")
+# rewardkit.analyzers keeps process-wide caches and warm tools that are not
+# thread-safe: engines used from several threads (a server, TRL's async path) take turns.
+ANALYSIS_LOCK = threading.Lock()
 
 
 class ConfigError(ValueError):
@@ -181,7 +186,8 @@ class Engine:
         from ..analyzers import analyze_many
 
         codes = sorted({v.code for v in views if v.code is not None})
-        reports = dict(zip(codes, analyze_many(codes), strict=True)) if codes else {}
+        with ANALYSIS_LOCK:
+            reports = dict(zip(codes, analyze_many(codes), strict=True)) if codes else {}
         for view in views:
             if view.code is not None:
                 view.report = reports[view.code]

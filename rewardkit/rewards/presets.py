@@ -33,6 +33,8 @@ WEIGHTS = {
                            "quality": 0.25},
 }
 EFFICIENCY_REPEATS = 3
+# sandbox runs per measurement of each preset (an engine passed in brings its own)
+REPEATS = {"afterburner": EFFICIENCY_REPEATS, "cisq_grpo": 1, "quality_efficiency": EFFICIENCY_REPEATS}
 
 
 def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | None,
@@ -48,7 +50,7 @@ def afterburner(objective: str = "time", *, engine: Engine | None = None,
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"])],
-                  _engine(engine, sandbox, limits, EFFICIENCY_REPEATS), strict, "afterburner")
+                  _engine(engine, sandbox, limits, REPEATS["afterburner"]), strict, "afterburner")
 
 
 def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
@@ -59,7 +61,7 @@ def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
     return Reward([(c.code_block_format(format_penalty), w["code_block_format"]),
                    (c.pass_rate(), w["pass_rate"]),
                    (c.quality(), w["quality"])],
-                  _engine(engine, sandbox, limits, 1), strict, "cisq_grpo")
+                  _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict, "cisq_grpo")
 
 
 def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
@@ -71,7 +73,7 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"]),
                    (c.quality(), w["quality"])],
-                  _engine(engine, sandbox, limits, EFFICIENCY_REPEATS), strict,
+                  _engine(engine, sandbox, limits, REPEATS["quality_efficiency"]), strict,
                   "quality_efficiency")
 
 

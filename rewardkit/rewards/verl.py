@@ -20,8 +20,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .composite import Reward
-from .presets import PRESETS
+# absolute imports: verl loads this file by its path, outside the package
+from rewardkit.rewards.composite import Reward
+from rewardkit.rewards.presets import PRESETS
 
 _rewards: dict[str, Reward] = {}
 _lock = threading.Lock()

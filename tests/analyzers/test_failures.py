@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 
 import pytest
 
-from rewardkit.analyzers import analyze, analyze_many
+from rewardkit.analyzers import QualityReport, analyze, analyze_many
 from rewardkit.analyzers.tools.base import Unit
 from rewardkit.analyzers.tools.radon_tool import RadonTool
 
@@ -66,3 +67,16 @@ def test_reports_with_errors_are_not_cached(monkeypatch: pytest.MonkeyPatch) -> 
     assert analyze(CODE, profile).errors
     monkeypatch.undo()
     assert analyze(CODE, profile).errors == ()
+
+
+@pytest.mark.usefixtures("fresh_cache")
+def test_tool_time_limit_holds_off_the_main_thread() -> None:
+    """A server or an async reward analyses from worker threads, where no alarm rings."""
+    profile = {"tools": {"mypy": False}, "thresholds": {"tool_timeout_s": 0.001}}
+    reports: list[object] = []
+    worker = threading.Thread(target=lambda: reports.extend(analyze_many([CODE], profile)))
+    worker.start()
+    worker.join(timeout=120)
+    (report,) = reports
+    assert isinstance(report, QualityReport)
+    assert any("timed out" in error.reason for error in report.errors)

@@ -1,0 +1,64 @@
+"""``analyze_many(..., backend="ray")``: chunks of sources analysed as Ray tasks.
+
+Each chunk is one task (one CPU) in a Ray worker process, whose engine for the
+profile stays warm from task to task, as in the local process pool.  The
+driver keeps the report cache and the de-duplication, and the reports come
+back in input order.  A chunk whose task fails (its worker process died, its
+node was lost) or that is not done by the batch's deadline is reported as an
+exception, which :mod:`.batch` turns into a ToolError for each of its sources.
+
+Ray is used as already initialised in this process; otherwise ``ray.init()``
+joins the cluster this machine runs (``RAY_ADDRESS``, ``ray start``) or starts a
+local instance.  Every node needs rewardkit and its analysis tools installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .engine import TOOLS
+from .profile import Profile
+from .report import QualityReport
+
+Work = Callable[[dict[str, Any], list[object]], list[QualityReport]]
+START_MARGIN_S = 120.0  # a fresh Ray worker importing the tools and warming pylint and mypy
+
+
+def _ray() -> Any:
+    """The ``ray`` module, initialised."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("backend='ray' needs the ray package: pip install 'rewardkit[ray]'") from exc
+    if not ray.is_initialized():
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    return ray
+
+
+def ray_slots() -> int:
+    """CPUs of the Ray cluster (at least 1)."""
+    return max(1, int(_ray().cluster_resources().get("CPU", 1)))
+
+
+def run_chunks(work: Work, profile: Profile,
+               chunks: list[list[object]]) -> list[list[QualityReport] | Exception]:
+    """``work(profile.data, chunk)`` for every chunk as a Ray task: its reports, or why it failed."""
+    ray = _ray()
+    task = ray.remote(work).options(num_cpus=1, max_retries=0)
+    refs = [task.remote(profile.data, chunk) for chunk in chunks]
+    # every tool may time out on the chunk and again source by source
+    per_source = 2 * float(profile.threshold("tool_timeout_s")) * len(TOOLS)
+    rounds = math.ceil(sum(map(len, chunks)) / ray_slots())
+    deadline = time.monotonic() + START_MARGIN_S + per_source * rounds
+    outcomes: list[list[QualityReport] | Exception] = []
+    for ref in refs:
+        try:
+            outcomes.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+        except ray.exceptions.RayError as exc:
+            ray.cancel(ref, force=True)
+            outcomes.append(exc)
+    return outcomes

@@ -1,0 +1,242 @@
+"""Client of the reward service (``rewardkit serve``): a TRL reward and verl functions over HTTP.
+
+>>> reward = RemoteReward("http://127.0.0.1:8765", preset="cisq_grpo")   # doctest: +SKIP
+>>> trainer = GRPOTrainer(..., reward_funcs=[reward])                     # doctest: +SKIP
+
+:class:`RemoteReward` is called like an in-process reward and has its name,
+so TRL logs ``rewards/cisq_grpo/mean`` either way.  It sends the completions'
+text and the dataset columns rewards read (``tests``, ``language``,
+``baseline_code``, ``baseline_metrics``, ``reference_metrics``); TRL's other
+arguments stay here.  When the service cannot be reached, it retries with
+backoff, then gives ``None`` for every sample (TRL leaves them out) and logs
+a warning; it never makes a score up.  A request the service rejects (unknown
+preset, malformed tests, missing column, wrong token) raises ``ValueError``
+with the service's message, at once.
+
+For verl, :func:`compute_score` / :func:`compute_score_batch` call the
+service named by ``url=`` or ``REWARDKIT_URL``; point verl's
+``custom_reward_function.path`` at this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+# absolute imports: verl loads this file by its path, outside the package
+from rewardkit.rewards.composite import RewardFunction, RewardResult, log_to_trainer
+from rewardkit.rewards.engine import COLUMNS
+from rewardkit.rewards.extract import completion_text
+
+log = logging.getLogger("rewardkit.client")
+
+URL_ENV, TOKEN_ENV, PRESET_ENV = "REWARDKIT_URL", "REWARDKIT_TOKEN", "REWARDKIT_PRESET"
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+class ServiceUnavailable(ConnectionError):
+    """The service did not answer, or kept failing, through every retry."""
+
+
+class RemoteReward:
+    """A reward computed by a rewardkit service, called as TRL calls reward functions.
+
+    ``token`` defaults to ``$REWARDKIT_TOKEN``; ``timeout`` is per request in
+    seconds; ``retries`` more attempts follow a failed one, waiting
+    ``backoff``, then twice that, and so on.
+    """
+
+    def __init__(self, url: str, preset: str = "cisq_grpo", objective: str | None = None, *,
+                 token: str | None = None, timeout: float = 300.0, retries: int = 3,
+                 backoff: float = 1.0) -> None:
+        self.url, self.preset, self.objective = url.rstrip("/"), preset, objective
+        self.retries, self.backoff = retries, backoff
+        self.__name__ = preset
+        token = token if token is not None else os.environ.get(TOKEN_ENV)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(timeout=timeout, headers=headers)
+        self._components: dict[str, float] | None = None
+        self._last: tuple[str, list[RewardResult]] | None = None
+        self._lock = threading.Lock()
+
+    # -- TRL's interface ---------------------------------------------------------------------------
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        """The weighted reward of each completion; ``None`` each when the service is unreachable."""
+        results = self._results_or_none(completions, kwargs)
+        if results is None:
+            return [None] * len(completions)
+        log_to_trainer(kwargs, results, list(results[0].components) if results else [])
+        return [r.value for r in results]
+
+    def functions(self) -> list[RewardFunction]:
+        """One function per component, named after it, for ``reward_funcs`` (with ``reward_weights=
+        self.weights``).  The functions share one request per batch."""
+        return [self._component_function(name, logs=i == 0) for i, name in enumerate(self.components)]
+
+    @property
+    def components(self) -> dict[str, float]:
+        """The preset's component names and weights, in order, as the service has them."""
+        if self._components is None:
+            path = f"/presets/{self.preset}"
+            params = {"objective": self.objective} if self.objective else {}
+            self._components = dict(self._request("GET", path, params=params)["components"])
+        return self._components
+
+    @property
+    def weights(self) -> list[float]:
+        """The components' weights in order, for TRL's ``reward_weights``."""
+        return list(self.components.values())
+
+    # -- richer results ---------------------------------------------------------------------------------
+    def results(self, completions: Sequence[Any], **columns: Any) -> list[RewardResult]:
+        """Value, components and info of each completion; :class:`ServiceUnavailable` when the
+        service cannot be reached, ``ValueError`` when it rejects the request."""
+        payload = {"preset": self.preset, "objective": self.objective,
+                   "completions": [completion_text(c).value for c in completions],
+                   "columns": _columns(columns)}
+        body = json.dumps(payload, sort_keys=True)
+        key = hashlib.sha256(body.encode()).hexdigest()
+        with self._lock:
+            if self._last is not None and self._last[0] == key:
+                return self._last[1]
+        data = self._request("POST", "/score", content=body)
+        results = [RewardResult(value, {name: values[i] for name, values in data["components"].items()},
+                                data["info"][i])
+                   for i, value in enumerate(data["rewards"])]
+        with self._lock:
+            self._last = (key, results)
+        return results
+
+    def health(self) -> dict[str, Any]:
+        """The service's ``/health`` answer."""
+        return dict(self._request("GET", "/health"))
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._http.close()
+
+    def __enter__(self) -> RemoteReward:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ------------------------------------------------------------------------------------------
+    def _results_or_none(self, completions: list[Any], kwargs: dict[str, Any]) -> list[RewardResult] | None:
+        try:
+            return self.results(completions, **kwargs)
+        except ServiceUnavailable as exc:
+            log.warning("rewardkit service unreachable, %d rewards left out (None): %s",
+                        len(completions), exc)
+            return None
+
+    def _component_function(self, name: str, logs: bool) -> RewardFunction:
+        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
+            results = self._results_or_none(completions, kwargs)
+            if results is None:
+                return [None] * len(completions)
+            if logs:
+                log_to_trainer(kwargs, results, [])
+            return [r.components.get(name) for r in results]
+
+        function.__name__ = function.__qualname__ = name
+        function.__doc__ = f"rewardkit component {name!r}, computed by {self.url}."
+        return function
+
+    def _request(self, method: str, path: str, **options: Any) -> Any:
+        """The JSON answer; retries transport faults and 429/5xx, raises ValueError on other errors."""
+        if "content" in options:
+            options["headers"] = {"Content-Type": "application/json"}
+        problem = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self._http.request(method, self.url + path, **options)
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+                continue
+            if response.status_code in RETRY_STATUSES:
+                problem = f"HTTP {response.status_code}: {_message(response)}"
+                continue
+            if response.is_error:
+                raise ValueError(f"rewardkit service at {self.url} rejected the request "
+                                 f"(HTTP {response.status_code}): {_message(response)}")
+            return response.json()
+        raise ServiceUnavailable(f"{method} {self.url}{path} failed {self.retries + 1} times; "
+                                 f"last: {problem}")
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        return str(response.json()["error"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:500]
+
+
+def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The columns rewards read; ValueError for one that JSON cannot carry."""
+    columns = {key: kwargs[key] for key in COLUMNS if key in kwargs}
+    for key, value in columns.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"column {key!r} cannot be sent as JSON: {exc}") from exc
+    return columns
+
+
+# -- verl ---------------------------------------------------------------------------------------------------
+_remotes: dict[tuple[Any, ...], RemoteReward] = {}
+_remotes_lock = threading.Lock()
+
+
+def _remote(url: str | None, preset: str | None, objective: str | None, token: str | None,
+            retries: int) -> RemoteReward:
+    url = url or os.environ.get(URL_ENV)
+    if not url:
+        raise ValueError(f"give the service's address: url=... (verl: custom_reward_function."
+                         f"reward_kwargs.url) or {URL_ENV}")
+    preset = preset or os.environ.get(PRESET_ENV, "cisq_grpo")
+    key = (url, preset, objective, token, retries)
+    with _remotes_lock:
+        if key not in _remotes:
+            _remotes[key] = RemoteReward(url, preset, objective, token=token, retries=retries)
+        return _remotes[key]
+
+
+def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str],
+                        ground_truths: Sequence[Any],
+                        extra_infos: Sequence[dict[str, Any] | None] | None = None, *,
+                        url: str | None = None, preset: str | None = None,
+                        objective: str | None = None, token: str | None = None, retries: int = 3,
+                        **_: Any) -> list[float]:
+    """verl's batch reward over HTTP: ``ground_truth`` is the test suite, ``extra_info`` may carry
+    the other columns.  The keywords (verl's ``reward_kwargs``) default to ``$REWARDKIT_URL``,
+    ``$REWARDKIT_PRESET`` (else cisq_grpo) and ``$REWARDKIT_TOKEN``.  A sample left without a
+    value (sandbox fault) scores 0.0, since verl needs a number; an unreachable service raises
+    :class:`ServiceUnavailable` rather than fake a batch."""
+    infos = [info or {} for info in (extra_infos or [None] * len(solution_strs))]
+    columns: dict[str, list[Any]] = {"tests": list(ground_truths)}
+    for key in COLUMNS:
+        if key != "tests" and any(key in info for info in infos):
+            columns[key] = [info.get(key) for info in infos]
+    results = _remote(url, preset, objective, token, retries).results(list(solution_strs), **columns)
+    missing = sum(r.value is None for r in results)
+    if missing:
+        log.warning("%d of %d samples have no reward (sandbox fault); verl gets 0.0 for them",
+                    missing, len(results))
+    return [r.value if r.value is not None else 0.0 for r in results]
+
+
+def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
+                  extra_info: dict[str, Any] | None = None, **options: Any) -> float:
+    """verl's per-sample reward over HTTP (see :func:`compute_score_batch`)."""
+    return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info], **options)[0]

@@ -1,0 +1,189 @@
+"""The work behind the routes, without HTTP: shared sandboxes, engines and rewards.
+
+One :class:`Service` serves every request.  Rewards are built once per
+(preset, objective) and share an engine per measurement mode (presets that
+time code measure 3 times, the others once), so runs, baselines and analyses
+are cached across requests and clients.  Every method may be called from many
+threads at once; bad input raises ``ValueError`` (``ConfigError``,
+``SuiteError``, ``ScoreError`` are ValueErrors) with a message for the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .. import __version__
+from ..analyzers import analyze_many, shutdown_pool
+from ..rewards import PRESETS, ConfigError, Engine, Reward
+from ..rewards.engine import ANALYSIS_LOCK, COLUMNS
+from ..rewards.presets import REPEATS
+from ..sandbox import Limits, Sandbox, TestSuite
+from ..scoring import make_reward
+from .config import ServeConfig
+
+
+class BatchTooLarge(ValueError):
+    """More items in one request than the service takes."""
+
+
+class Service:
+    """Scores, runs and analyses for the reward service; ``close()`` stops its sandboxes."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self._sandboxes: dict[int, Sandbox] = {}
+        self._engines: dict[int, Engine] = {}
+        self._rewards: dict[tuple[str, str | None], Reward] = {}
+        self._lock = threading.Lock()
+
+    # -- shared state ---------------------------------------------------------------------------
+    def sandbox(self, repeats: int = 1) -> Sandbox:
+        """The sandbox that measures ``repeats`` times (its workers start on first use)."""
+        with self._lock:
+            if repeats not in self._sandboxes:
+                self._sandboxes[repeats] = Sandbox(self.config.backend, self.config.sandbox_workers,
+                                                   repeats=repeats, limits=self.config.limits)
+            return self._sandboxes[repeats]
+
+    def _engine(self, repeats: int) -> Engine:
+        sandbox = self.sandbox(repeats)
+        with self._lock:
+            if repeats not in self._engines:
+                self._engines[repeats] = Engine(sandbox=sandbox)
+            return self._engines[repeats]
+
+    def reward(self, preset: str, objective: str | None = None) -> Reward:
+        """The preset's reward, built on first use; ``ScoreError`` for an unknown preset or objective."""
+        key = (preset, objective)
+        with self._lock:
+            if key in self._rewards:
+                return self._rewards[key]
+        built = make_reward(preset, objective, engine=self._engine(REPEATS.get(preset, 1)))
+        with self._lock:
+            return self._rewards.setdefault(key, built)
+
+    def close(self) -> None:
+        """Stop every sandbox's workers and the analysis processes (uvicorn ends the process by
+        its signal, before ``atexit`` would)."""
+        with self._lock:
+            sandboxes = list(self._sandboxes.values())
+            self._sandboxes.clear()
+            self._engines.clear()
+            self._rewards.clear()
+        for sandbox in sandboxes:
+            sandbox.close()
+        shutdown_pool()
+
+    # -- the routes' work -----------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """What the service runs (``started_repeats``: the sandboxes started so far, by runs per
+        measurement) and what it accepts."""
+        with self._lock:
+            started = sorted(self._sandboxes)
+        return {"status": "ok", "version": __version__, "presets": sorted(PRESETS),
+                "sandbox": {"backend": self.config.backend, "workers": self.config.sandbox_workers,
+                            "started_repeats": started},
+                "max_batch": self.config.max_batch, "max_body_bytes": self.config.max_body_bytes,
+                "max_concurrent": self.config.max_concurrent, "auth": bool(self.config.token)}
+
+    def components(self, preset: str, objective: str | None = None) -> dict[str, Any]:
+        """The preset's components and weights, in order."""
+        reward = self.reward(preset, objective)
+        return {"preset": preset, "objective": objective, "name": reward.__name__,
+                "components": {component.name: weight for component, weight in reward.components}}
+
+    def score(self, preset: str, objective: str | None, completions: Sequence[Any],
+              columns: dict[str, list[Any]]) -> dict[str, Any]:
+        """Each completion's reward, component values and info, as the in-process reward computes them."""
+        self._check_batch(len(completions))
+        reward = self.reward(preset, objective)
+        results = reward.evaluate(list(completions), columns)
+        names = [component.name for component, _ in reward.components]
+        return {"rewards": [r.value for r in results],
+                "components": {name: [r.components.get(name) for r in results] for name in names},
+                "info": [r.info for r in results]}
+
+    def run(self, code: str, tests: dict[str, Any] | str, language: str = "python",
+            limits: dict[str, float] | None = None, repeats: int | None = None) -> dict[str, Any]:
+        """``ExecutionResult.to_dict()`` of one run, within the service's limits."""
+        suite = TestSuite.from_dict(tests)
+        result = self.sandbox().run(code, suite, language, self._limits(limits), repeats)
+        return result.to_dict()
+
+    def analyze(self, codes: Sequence[str], profile: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """``QualityReport.to_dict()`` of each source, in order."""
+        self._check_batch(len(codes))
+        with ANALYSIS_LOCK:
+            reports = analyze_many(list(codes), profile)
+        return [report.to_dict() for report in reports]
+
+    def openrlhf(self, preset: str, objective: str | None, queries: Sequence[str],
+                 prompts: Sequence[str] | None, labels: Sequence[Any] | None) -> dict[str, Any]:
+        """OpenRLHF's remote reward answer: ``rewards``, ``scores`` and ``extra_logs`` (numbers only:
+        a sample without a value, after a sandbox fault, gets 0.0)."""
+        completions, columns = openrlhf_batch(queries, prompts, labels)
+        scored = self.score(preset, objective, completions, columns)
+        rewards = [_number(value) for value in scored["rewards"]]
+        return {"rewards": rewards, "scores": rewards,
+                "extra_logs": {name: [_number(v) for v in values]
+                               for name, values in scored["components"].items()}}
+
+    # -- checks -----------------------------------------------------------------------------------------
+    def _check_batch(self, size: int) -> None:
+        if size > self.config.max_batch:
+            raise BatchTooLarge(f"{size} items in one request; this service takes at most "
+                                f"{self.config.max_batch} (split the batch, or start it with a "
+                                "larger --max-batch)")
+
+    def _limits(self, asked: dict[str, float] | None) -> Limits:
+        ceiling = self.config.limits.to_dict()
+        if not asked:
+            return self.config.limits
+        unknown = sorted(set(asked) - set(ceiling))
+        if unknown:
+            raise ConfigError(f"unknown limits {unknown}; known: {sorted(ceiling)}")
+        over = [f"{name}={value:g} (at most {ceiling[name]:g})" for name, value in asked.items()
+                if value > ceiling[name]]
+        if over:
+            raise ConfigError(f"limits above this service's: {', '.join(over)}")
+        return Limits(**{**ceiling, **asked})
+
+
+def _number(value: float | None) -> float:
+    return 0.0 if value is None else value
+
+
+def openrlhf_batch(queries: Sequence[str], prompts: Sequence[str] | None,
+                   labels: Sequence[Any] | None) -> tuple[list[str], dict[str, list[Any]]]:
+    """Completions and dataset columns from OpenRLHF's ``{query, prompts, labels}``.
+
+    A query is the prompt followed by the response; the completion is what
+    follows the prompt.  A label (OpenRLHF's ``--label_key`` column) is the
+    test suite, or an object of columns with a ``tests`` key (plus
+    ``baseline_code``, ``language``, ...), either as JSON text or as an object.
+    """
+    count = len(queries)
+    if prompts is not None and len(prompts) != count:
+        raise ConfigError(f"{len(prompts)} prompts for {count} queries")
+    if labels is None or len(labels) != count:
+        raise ConfigError("every query needs a label: the test suite, or an object of columns with "
+                          "'tests' (OpenRLHF sends the --label_key column as 'labels')")
+    completions = [query[len(prompt):] if prompt and query.startswith(prompt) else query
+                   for query, prompt in zip(queries, prompts or [""] * count, strict=True)]
+    rows = [_label_columns(index, label) for index, label in enumerate(labels)]
+    keys = sorted({key for row in rows for key in row})
+    return completions, {key: [row.get(key) for row in rows] for key in keys}
+
+
+def _label_columns(index: int, label: Any) -> dict[str, Any]:
+    if isinstance(label, str):
+        try:
+            label = json.loads(label)
+        except ValueError as exc:
+            raise ConfigError(f"label {index} is not JSON: {exc}") from exc
+    if isinstance(label, dict) and "tests" in label:
+        return {key: label[key] for key in COLUMNS if key in label}
+    return {"tests": label}
