@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from types import FrameType
 from .finding import Finding, ToolError
 from .profile import Profile
 from .report import QualityReport
+from .scratch import scratch_dir
 from .source import prepare
 from .tools.ast_perf import PerfTool
 from .tools.ast_reliability import ReliabilityTool
@@ -74,7 +74,7 @@ class Engine:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self._workdir = tempfile.TemporaryDirectory(prefix="rk-src-")
+        self._workdir = scratch_dir("src-")
         self._tools: dict[str, Tool] = {}
 
     def _tool(self, name: str) -> Tool:

@@ -23,6 +23,7 @@ import mypy.version
 
 from ..finding import Finding
 from ..profile import Profile
+from ..scratch import scratch_dir
 from .base import Tool, Unit
 
 _RESET_AFTER = 2000  # modules checked before the private cache is re-seeded
@@ -46,7 +47,7 @@ class MypyTool(Tool):
 
     def __init__(self, profile: Profile) -> None:
         super().__init__(profile)
-        self._dir = tempfile.TemporaryDirectory(prefix="rk-mypy-")
+        self._dir = scratch_dir("mypy-")
         root = Path(self._dir.name)
         (root / "empty.ini").write_text("")
         self._cache = root / "cache"

@@ -7,7 +7,6 @@ duplicate-code never run and sources in one batch cannot affect each other.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from pylint.reporters import CollectingReporter
 from ..catalog import RULES
 from ..finding import Finding
 from ..profile import Profile
+from ..scratch import scratch_dir
 from .base import Tool, Unit
 
 _LIMITS = (
@@ -47,7 +47,7 @@ class PylintTool(Tool):
 
     def __init__(self, profile: Profile) -> None:
         super().__init__(profile)
-        self._dir = tempfile.TemporaryDirectory(prefix="rk-pylint-")
+        self._dir = scratch_dir("pylint-")
         root = Path(self._dir.name)
         (root / "empty.cfg").write_text("")
         (root / "warmup.py").write_text('"""Warm-up module."""\n')
