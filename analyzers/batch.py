@@ -127,8 +127,9 @@ def _analyze(codes: list[object], profile: Profile, workers: int | None,
     if backend == "ray":
         from .ray_batch import ray_slots, run_chunks
 
-        chunks = _chunked(codes, workers or ray_slots())
-        outcomes = run_chunks(_work, profile, chunks)
+        slots = ray_slots()
+        chunks = _chunked(codes, workers or slots)
+        outcomes = run_chunks(_work, profile, chunks, slots)
     else:
         n_workers = workers or min(os.cpu_count() or 1, 8)
         # tool time limits are alarms, which only a main thread gets: off it, use the pool's

@@ -14,6 +14,7 @@ local instance.  Every node needs rewardkit and its analysis tools installed.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -44,15 +45,24 @@ def ray_slots() -> int:
     return max(1, int(_ray().cluster_resources().get("CPU", 1)))
 
 
-def run_chunks(work: Work, profile: Profile,
-               chunks: list[list[object]]) -> list[list[QualityReport] | Exception]:
-    """``work(profile.data, chunk)`` for every chunk as a Ray task: its reports, or why it failed."""
+@functools.cache
+def _task(work: Work) -> Any:
+    """``work`` as a Ray remote function, made once: Ray exports it once per session, not per batch."""
+    return _ray().remote(work).options(num_cpus=1, max_retries=0)
+
+
+def run_chunks(work: Work, profile: Profile, chunks: list[list[object]],
+               slots: int) -> list[list[QualityReport] | Exception]:
+    """``work(profile.data, chunk)`` for every chunk as a Ray task: its reports, or why it failed.
+
+    ``slots`` is the cluster's CPU count (:func:`ray_slots`), which paces the batch's deadline.
+    """
     ray = _ray()
-    task = ray.remote(work).options(num_cpus=1, max_retries=0)
+    task = _task(work)
     refs = [task.remote(profile.data, chunk) for chunk in chunks]
     # every tool may time out on the chunk and again source by source
     per_source = 2 * float(profile.threshold("tool_timeout_s")) * len(TOOLS)
-    rounds = math.ceil(sum(map(len, chunks)) / ray_slots())
+    rounds = math.ceil(sum(map(len, chunks)) / slots)
     deadline = time.monotonic() + START_MARGIN_S + per_source * rounds
     outcomes: list[list[QualityReport] | Exception] = []
     for ref in refs:

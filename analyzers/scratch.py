@@ -17,18 +17,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import psutil
+
 PREFIX = "rk-analyzers-"
 _roots: dict[int, Path] = {}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
 
 
 def sweep_stale_roots() -> list[Path]:
@@ -36,14 +28,10 @@ def sweep_stale_roots() -> list[Path]:
     removed = []
     for root in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
         pid = root.name.removeprefix(PREFIX)
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(root, ignore_errors=True)
             removed.append(root)
     return removed
-
-
-def _remove(root: Path) -> None:
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def process_root() -> Path:
@@ -55,7 +43,8 @@ def process_root() -> Path:
         with contextlib.suppress(FileExistsError):  # a stale root of a recycled pid is reused
             root.mkdir(mode=0o700)
         _roots[pid] = root
-        multiprocessing.util.Finalize(None, _remove, args=(root,), exitpriority=0)
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(root,),
+                                      kwargs={"ignore_errors": True}, exitpriority=0)
     return _roots[pid]
 
 

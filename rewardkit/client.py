@@ -32,9 +32,10 @@ from typing import Any
 import httpx
 
 # absolute imports: verl loads this file by its path, outside the package
-from rewardkit.rewards.composite import RewardFunction, RewardResult, log_to_trainer
+from rewardkit.rewards.composite import RewardFunction, RewardResult, log_to_trainer, split_samples
 from rewardkit.rewards.engine import COLUMNS
 from rewardkit.rewards.extract import completion_text
+from rewardkit.rewards.verl import verl_samples
 
 log = logging.getLogger("rewardkit.client")
 
@@ -99,6 +100,14 @@ class RemoteReward:
     def results(self, completions: Sequence[Any], **columns: Any) -> list[RewardResult]:
         """Value, components and info of each completion; :class:`ServiceUnavailable` when the
         service cannot be reached, ``ValueError`` when it rejects the request."""
+        return self._score(completions, columns)
+
+    def score(self, samples: Sequence[dict[str, Any]]) -> list[RewardResult]:
+        """Records ``{"completion": ..., <columns>}``, scored as ``Reward.score`` scores them
+        (see :meth:`results`)."""
+        return self._score(*split_samples(samples))
+
+    def _score(self, completions: Sequence[Any], columns: dict[str, Any]) -> list[RewardResult]:
         payload = {"preset": self.preset, "objective": self.objective,
                    "completions": [completion_text(c).value for c in completions],
                    "columns": _columns(columns)}
@@ -223,12 +232,8 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     ``$REWARDKIT_PRESET`` (else cisq_grpo) and ``$REWARDKIT_TOKEN``.  A sample left without a
     value (sandbox fault) scores 0.0, since verl needs a number; an unreachable service raises
     :class:`ServiceUnavailable` rather than fake a batch."""
-    infos = [info or {} for info in (extra_infos or [None] * len(solution_strs))]
-    columns: dict[str, list[Any]] = {"tests": list(ground_truths)}
-    for key in COLUMNS:
-        if key != "tests" and any(key in info for info in infos):
-            columns[key] = [info.get(key) for info in infos]
-    results = _remote(url, preset, objective, token, retries).results(list(solution_strs), **columns)
+    samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
+    results = _remote(url, preset, objective, token, retries).score(samples)
     missing = sum(r.value is None for r in results)
     if missing:
         log.warning("%d of %d samples have no reward (sandbox fault); verl gets 0.0 for them",

@@ -43,7 +43,7 @@ def baseline_metrics(problem: Problem) -> dict[str, Any]:
 
 
 def rewards_for(problems: dict[str, Problem], solutions: list[Solution]) -> list[dict[str, Any]]:
-    """``quality_efficiency`` for every candidate, as a Afterburner-format completion."""
+    """``quality_efficiency`` for every candidate, as an Afterburner-format completion."""
     reward = quality_efficiency("time", engine=Engine(limits=LIMITS, repeats=3))
     samples = [{"completion": f"<thinking>{s.label}</thinking>\n<solution>\n```python\n{s.code}```\n"
                               "</solution>",

@@ -31,12 +31,12 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
+from .rewards.engine import OBJECTIVES
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.runtime.languages import resolve_language
 
 DEFAULT_PRESET = "cisq_grpo"
 BATCH_SIZE = 32
-OBJECTIVES = ("time", "memory", "integral")
 
 
 class ScoreError(ValueError):
@@ -215,9 +215,11 @@ class Scorer:
                 raise RecordError("the record has no 'tests' (and no --tests default was given)")
             sample["tests"] = self.tests
         try:
-            return TestSuite.from_dict(sample["tests"])
+            suite = TestSuite.from_dict(sample["tests"])
         except (ValueError, TypeError) as exc:
             raise RecordError(f"bad tests: {exc}") from exc
+        sample["tests"] = suite  # parsed once: the engine takes a TestSuite as it is
+        return suite
 
     def _check_baseline(self, sample: dict[str, Any]) -> None:
         if sample.get("baseline_metrics") is not None:

@@ -17,6 +17,7 @@ from typing import Any
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rewardkit.trainers import tiny
+from rewardkit.trainers.datasets import answer_text
 
 # Two problems: one whose baseline passes (slow but right), one whose baseline fails.
 DOUBLE_TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{2 * n}\n"}
@@ -31,17 +32,12 @@ PROBLEMS: list[dict[str, Any]] = [
 ]
 
 
-def answer(thinking: str, code: str) -> str:
-    """A completion in Afterburner's format."""
-    return f"<thinking>{thinking}</thinking>\n<solution>\n```python\n{code}\n```\n</solution>"
-
-
 # What the tiny model is fitted to produce, for every prompt alike: a mixture,
 # so sampled groups differ in format, correctness and code.
 ANSWERS = [
-    answer("double", "print(int(input())*2)"),
-    answer("square", "n = int(input())\nprint(n*n)"),
-    answer("add", "print(int(input())+2)"),
+    answer_text("print(int(input())*2)", "double"),
+    answer_text("n = int(input())\nprint(n*n)", "square"),
+    answer_text("print(int(input())+2)", "add"),
     "```python\nprint(int(input())*2)\n```",
     "print(int(input())**2)",
     "<thinking>loop</thinking>\n<solution>\nfor i in range(3):\n    pass\n</solution>",

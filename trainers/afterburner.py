@@ -42,13 +42,12 @@ from ..benchmarks.problem import Problem
 from ..benchmarks.references import measure_references, metrics_of
 from ..benchmarks.runner import HEADLINE, SampleResult, sample_values
 from ..rewards.components import DEFAULT_NOISE_FLOOR, noise_floor_for
-from ..rewards.engine import Metrics
+from ..rewards.engine import METRIC_OF, Metrics
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import Sandbox
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
 
-METRIC_KEYS = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
 WORDS = {"time": ("faster", "slower"), "memory": ("leaner", "heavier"),
          "integral": ("lower integral", "higher integral")}
 NO_CODE = "no_code"  # the status of a completion with no code to run
@@ -115,10 +114,9 @@ def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, An
         return False, f"fails ({candidate.get('status')})"
     if not current.get("passed"):
         return True, "first passing"
-    key = METRIC_KEYS[objective]
-    before, after = float(current[key]), float(candidate[key])
-    spread = noise_floor_for(objective, Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate)))
-    floor = max(spread, DEFAULT_NOISE_FLOOR[objective])
+    now, new = Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate))
+    floor = max(noise_floor_for(objective, now, new), DEFAULT_NOISE_FLOOR[objective])
+    before, after = now.value(objective), new.value(objective)
     gain = (before - after) / before if before > 0 else 0.0
     better, worse = WORDS[objective]
     if gain > floor:
@@ -317,7 +315,7 @@ def _code(text: str, language: str) -> str | None:
 
 def _values(problem: Problem, measured: Mapping[str, Any]) -> dict[str, float]:
     """The code's Pass@1 and Beyond values, exactly as ``rewardkit bench`` computes them per sample."""
-    time_s, memory, integral = (float(measured.get(key, 0.0)) for key in METRIC_KEYS.values())
+    time_s, memory, integral = (float(measured.get(key, 0.0)) for key in METRIC_OF.values())
     status, passed = str(measured.get("status")), bool(measured.get("passed"))
     result = SampleResult(problem.problem_id, 0, "", status, passed, time_s, memory, integral, "")
     return {name: value for name, value in sample_values(result, problem).items() if name in HEADLINE}

@@ -29,14 +29,14 @@ BF16 is TRL's default (pass ``bf16=False`` on CPU); checkpoints follow
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from trl import GRPOConfig, GRPOTrainer
 
-from ..rewards import PRESETS, Engine, Reward
+from ..rewards import PRESETS, Engine
+from ..scoring import make_reward, takes_objective
 from .sft import Rows, as_dataset
 
 DEFAULTS: dict[str, Any] = {
@@ -58,9 +58,10 @@ def build_trainer(model: str | PreTrainedModel, dataset: Rows, preset: str = "qu
     preset's own); ``config_overrides`` are ``GRPOConfig`` fields (but
     ``reward_weights``, which are the preset's).
     """
-    reward = make_reward(preset, objective, engine)
+    has_objective = preset in PRESETS and takes_objective(preset)  # cisq_grpo has none
+    reward = make_reward(preset, objective if has_objective else None, engine=engine)
     rows = as_dataset(dataset)
-    if "objective" in rows.column_names and _has_objective(preset):
+    if "objective" in rows.column_names and has_objective:
         other = set(rows["objective"]) - {objective}
         if other:
             raise ValueError(f"the dataset has rows for objective(s) {sorted(other)}, the reward is "
@@ -69,16 +70,3 @@ def build_trainer(model: str | PreTrainedModel, dataset: Rows, preset: str = "qu
     config = GRPOConfig(output_dir=str(output_dir), **settings)
     return GRPOTrainer(model=model, reward_funcs=list(reward.functions()), args=config,
                        train_dataset=rows, processing_class=processing_class)
-
-
-def make_reward(preset: str, objective: str = "time", engine: Engine | None = None) -> Reward:
-    """The named preset, for ``objective`` where it has one."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
-    options: dict[str, Any] = {"objective": objective} if _has_objective(preset) else {}
-    return PRESETS[preset](engine=engine, **options)
-
-
-def _has_objective(preset: str) -> bool:
-    """Whether the preset measures efficiency for an objective (``cisq_grpo`` does not)."""
-    return "objective" in inspect.signature(PRESETS[preset]).parameters

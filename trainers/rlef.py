@@ -26,7 +26,6 @@ cases, so they cannot be split; :func:`split_tests` refuses them.
 from __future__ import annotations
 
 import functools
-import json
 import random
 import re
 from collections.abc import Callable, Iterable
@@ -281,9 +280,7 @@ class RLEFEnvironment:
 
     def reset(self, **row: Any) -> str:
         """Start a rollout for a dataset row; returns the note appended to the user message."""
-        tests = row["tests"]
-        suite = TestSuite.from_dict(json.loads(tests) if isinstance(tests, str) else tests)
-        self.public_tests, self.private_tests = split_tests(suite, self.public, self.seed)
+        self.public_tests, self.private_tests = split_tests(row["tests"], self.public, self.seed)
         self.language = str(row.get("language") or "python")
         self.attempts, self.private = [], None
         return (f"\n\nTest your code with the run_public_tests tool (at most {self.turns} times). "

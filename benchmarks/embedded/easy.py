@@ -4,29 +4,8 @@ from __future__ import annotations
 
 import random
 import string
-from textwrap import dedent
 
-from .spec import Spec, StdioForm
-
-# -- stdin/stdout forms --------------------------------------------------------------------
-# A list of integers reads as its length, then its values, then any further integers ("rest").
-READ_NUMBERS = ("data = [int(x) for x in sys.stdin.read().split()]",
-                "nums, rest = data[1:1 + data[0]], data[1 + data[0]:]")
-READ_TEXT = ("text = sys.stdin.read().strip()",)
-
-
-def stdin_main(read: tuple[str, ...], call: str, *, as_json: bool = False) -> str:
-    """Source appended to a solution: parse stdin with ``read``, evaluate ``call``, print the answer."""
-    show = "print(json.dumps(answer))" if as_json else "print(answer)"
-    lines = [*(["import json"] if as_json else []), "import sys", "", "",
-             "def _main():", *(f"    {line}" for line in read), f"    answer = {call}", f"    {show}",
-             "", "", "_main()", ""]
-    return "\n".join(lines)
-
-
-def numbers_input(nums: list[int], *rest: int) -> str:
-    """Stdin for ``READ_NUMBERS``: the length, the values, then one line per further integer."""
-    return "\n".join([str(len(nums)), " ".join(map(str, nums)), *map(str, rest)]) + "\n"
+from .spec import Spec, StdioForm, numbers_form, source, stdin_main
 
 
 # -- count pairs with a given sum ------------------------------------------------------------
@@ -42,11 +21,10 @@ COUNT_PAIRS = Spec(
     tags=("array", "hash table"),
     statement=("Given a list of integers `nums` and an integer `target`, return how many index "
                "pairs i < j have nums[i] + nums[j] == target."),
-    entry_point="count_pairs",
-    starter_code="def count_pairs(nums: list[int], target: int) -> int:\n    ...\n",
+    signature="count_pairs(nums: list[int], target: int) -> int",
     generate=_pairs_case,
     references={
-        "hash map, one pass": dedent("""\
+        "hash map, one pass": source("""
             def count_pairs(nums, target):
                 seen = {}
                 total = 0
@@ -55,7 +33,7 @@ COUNT_PAIRS = Spec(
                     seen[x] = seen.get(x, 0) + 1
                 return total
             """),
-        "Counter": dedent("""\
+        "Counter": source("""
             from collections import Counter
 
             def count_pairs(nums, target):
@@ -65,7 +43,7 @@ COUNT_PAIRS = Spec(
                     total += c[target // 2] * (c[target // 2] - 1) // 2
                 return total
             """),
-        "sort and two pointers": dedent("""\
+        "sort and two pointers": source("""
             def count_pairs(nums, target):
                 a = sorted(nums)
                 i, j, total = 0, len(a) - 1, 0
@@ -90,7 +68,7 @@ COUNT_PAIRS = Spec(
                         j -= right
                 return total
             """),
-        "naive double loop": dedent("""\
+        "naive double loop": source("""
             def count_pairs(nums, target):
                 total = 0
                 for i in range(len(nums)):
@@ -99,13 +77,13 @@ COUNT_PAIRS = Spec(
                             total += 1
                 return total
             """),
-        "itertools.combinations": dedent("""\
+        "itertools.combinations": source("""
             from itertools import combinations
 
             def count_pairs(nums, target):
                 return sum(1 for a, b in combinations(nums, 2) if a + b == target)
             """),
-        "count with list.count": dedent("""\
+        "count with list.count": source("""
             def count_pairs(nums, target):
                 total = 0
                 for i, x in enumerate(nums):
@@ -113,7 +91,7 @@ COUNT_PAIRS = Spec(
                 return total
             """),
     },
-    stdio=StdioForm(render_input=numbers_input, main=stdin_main(READ_NUMBERS, "count_pairs(nums, rest[0])")),
+    stdio=numbers_form("count_pairs(nums, rest[0])"),
 )
 
 
@@ -140,11 +118,10 @@ FIRST_UNIQUE_CHAR = Spec(
     tags=("string", "hash table", "counting"),
     statement=("Given a string `s` of lowercase English letters (0 <= len(s) <= 10^4), return the index of "
                "the first character that occurs exactly once in `s`, or -1 if every character repeats."),
-    entry_point="first_unique_char",
-    starter_code="def first_unique_char(s: str) -> int:\n    ...\n",
+    signature="first_unique_char(s: str) -> int",
     generate=_unique_char_case,
     references={
-        "Counter, two passes": dedent("""\
+        "Counter, two passes": source("""
             from collections import Counter
 
             def first_unique_char(s):
@@ -154,7 +131,7 @@ FIRST_UNIQUE_CHAR = Spec(
                         return i
                 return -1
             """),
-        "26 counters": dedent("""\
+        "26 counters": source("""
             def first_unique_char(s):
                 counts = [0] * 26
                 for c in s:
@@ -164,7 +141,7 @@ FIRST_UNIQUE_CHAR = Spec(
                         return i
                 return -1
             """),
-        "first index and repeated set": dedent("""\
+        "first index and repeated set": source("""
             def first_unique_char(s):
                 first = {}
                 repeated = set()
@@ -175,14 +152,14 @@ FIRST_UNIQUE_CHAR = Spec(
                         first[c] = i
                 return min((i for c, i in first.items() if c not in repeated), default=-1)
             """),
-        "find and rfind per letter": dedent("""\
+        "find and rfind per letter": source("""
             from string import ascii_lowercase
 
             def first_unique_char(s):
                 singles = [i for c in ascii_lowercase if (i := s.find(c)) != -1 and i == s.rfind(c)]
                 return min(singles, default=-1)
             """),
-        "sort indices, group": dedent("""\
+        "sort indices, group": source("""
             from itertools import groupby
 
             def first_unique_char(s):
@@ -194,7 +171,7 @@ FIRST_UNIQUE_CHAR = Spec(
                         singles.append(group[0])
                 return min(singles, default=-1)
             """),
-        "naive str.count per position": dedent("""\
+        "naive str.count per position": source("""
             def first_unique_char(s):
                 for i, c in enumerate(s):
                     if s.count(c) == 1:
@@ -202,7 +179,8 @@ FIRST_UNIQUE_CHAR = Spec(
                 return -1
             """),
     },
-    stdio=StdioForm(render_input=lambda s: s + "\n", main=stdin_main(READ_TEXT, "first_unique_char(text)")),
+    stdio=StdioForm(render_input=lambda s: s + "\n",
+                    main=stdin_main("print(first_unique_char(sys.stdin.read().strip()))")),
 )
 
 
@@ -227,21 +205,20 @@ VALID_ANAGRAM = Spec(
     statement=("Given two strings `s` and `t` of lowercase English letters (each of length at most 2000), "
                "return True if `t` is a rearrangement of the letters of `s` (every letter occurs the same "
                "number of times in both), else False."),
-    entry_point="is_anagram",
-    starter_code="def is_anagram(s: str, t: str) -> bool:\n    ...\n",
+    signature="is_anagram(s: str, t: str) -> bool",
     generate=_anagram_case,
     references={
-        "Counter equality": dedent("""\
+        "Counter equality": source("""
             from collections import Counter
 
             def is_anagram(s, t):
                 return Counter(s) == Counter(t)
             """),
-        "sorted equality": dedent("""\
+        "sorted equality": source("""
             def is_anagram(s, t):
                 return sorted(s) == sorted(t)
             """),
-        "26 counters": dedent("""\
+        "26 counters": source("""
             def is_anagram(s, t):
                 counts = [0] * 26
                 for c in s:
@@ -250,7 +227,7 @@ VALID_ANAGRAM = Spec(
                     counts[ord(c) - 97] -= 1
                 return not any(counts)
             """),
-        "dict balance, early exit": dedent("""\
+        "dict balance, early exit": source("""
             def is_anagram(s, t):
                 if len(s) != len(t):
                     return False
@@ -263,11 +240,11 @@ VALID_ANAGRAM = Spec(
                     counts[c] -= 1
                 return True
             """),
-        "str.count per distinct letter": dedent("""\
+        "str.count per distinct letter": source("""
             def is_anagram(s, t):
                 return len(s) == len(t) and all(s.count(c) == t.count(c) for c in set(s))
             """),
-        "naive matching with used flags": dedent("""\
+        "naive matching with used flags": source("""
             def is_anagram(s, t):
                 if len(s) != len(t):
                     return False
@@ -300,11 +277,10 @@ MOVE_ZEROS = Spec(
     tags=("array", "two pointers"),
     statement=("Given a list of integers `nums` (0 <= len(nums) <= 2000), return the list with every 0 moved "
                "to the end while the non-zero values keep their relative order."),
-    entry_point="move_zeros",
-    starter_code="def move_zeros(nums: list[int]) -> list[int]:\n    ...\n",
+    signature="move_zeros(nums: list[int]) -> list[int]",
     generate=_zeros_case,
     references={
-        "write pointer, in place": dedent("""\
+        "write pointer, in place": source("""
             def move_zeros(nums):
                 k = 0
                 for x in nums:
@@ -315,20 +291,20 @@ MOVE_ZEROS = Spec(
                     nums[i] = 0
                 return nums
             """),
-        "comprehension and padding": dedent("""\
+        "comprehension and padding": source("""
             def move_zeros(nums):
                 kept = [x for x in nums if x != 0]
                 return kept + [0] * (len(nums) - len(kept))
             """),
-        "filter and count": dedent("""\
+        "filter and count": source("""
             def move_zeros(nums):
                 return list(filter(None, nums)) + [0] * nums.count(0)
             """),
-        "stable sort on is-zero": dedent("""\
+        "stable sort on is-zero": source("""
             def move_zeros(nums):
                 return sorted(nums, key=lambda x: x == 0)
             """),
-        "remove and append each zero": dedent("""\
+        "remove and append each zero": source("""
             def move_zeros(nums):
                 nums = list(nums)
                 for _ in range(nums.count(0)):
@@ -336,7 +312,7 @@ MOVE_ZEROS = Spec(
                     nums.append(0)
                 return nums
             """),
-        "bubble zeros right": dedent("""\
+        "bubble zeros right": source("""
             def move_zeros(nums):
                 nums = list(nums)
                 for end in range(len(nums) - 1, 0, -1):
@@ -368,17 +344,16 @@ MAJORITY_ELEMENT = Spec(
     tags=("array", "counting", "voting"),
     statement=("Given a non-empty list of integers `nums` (1 <= len(nums) <= 5000) in which one value occurs "
                "more than len(nums) // 2 times, return that value."),
-    entry_point="majority_element",
-    starter_code="def majority_element(nums: list[int]) -> int:\n    ...\n",
+    signature="majority_element(nums: list[int]) -> int",
     generate=_majority_case,
     references={
-        "Counter.most_common": dedent("""\
+        "Counter.most_common": source("""
             from collections import Counter
 
             def majority_element(nums):
                 return Counter(nums).most_common(1)[0][0]
             """),
-        "Boyer-Moore vote": dedent("""\
+        "Boyer-Moore vote": source("""
             def majority_element(nums):
                 candidate, votes = None, 0
                 for x in nums:
@@ -387,7 +362,7 @@ MAJORITY_ELEMENT = Spec(
                     votes += 1 if x == candidate else -1
                 return candidate
             """),
-        "dict count, early exit": dedent("""\
+        "dict count, early exit": source("""
             def majority_element(nums):
                 counts = {}
                 for x in nums:
@@ -395,17 +370,17 @@ MAJORITY_ELEMENT = Spec(
                     if counts[x] > len(nums) // 2:
                         return x
             """),
-        "statistics.mode": dedent("""\
+        "statistics.mode": source("""
             import statistics
 
             def majority_element(nums):
                 return statistics.mode(nums)
             """),
-        "sort, take the middle": dedent("""\
+        "sort, take the middle": source("""
             def majority_element(nums):
                 return sorted(nums)[len(nums) // 2]
             """),
-        "naive list.count per element": dedent("""\
+        "naive list.count per element": source("""
             def majority_element(nums):
                 for x in nums:
                     if nums.count(x) > len(nums) // 2:
@@ -431,48 +406,47 @@ MISSING_NUMBER = Spec(
     tags=("array", "math", "bit manipulation"),
     statement=("Given a list `nums` of n distinct integers taken from 0..n (0 <= n <= 5000), in any order, "
                "return the one value of 0..n that is not in the list."),
-    entry_point="missing_number",
-    starter_code="def missing_number(nums: list[int]) -> int:\n    ...\n",
+    signature="missing_number(nums: list[int]) -> int",
     generate=_missing_case,
     references={
-        "sum formula": dedent("""\
+        "sum formula": source("""
             def missing_number(nums):
                 n = len(nums)
                 return n * (n + 1) // 2 - sum(nums)
             """),
-        "xor": dedent("""\
+        "xor": source("""
             from functools import reduce
             from operator import xor
 
             def missing_number(nums):
                 return reduce(xor, nums, 0) ^ reduce(xor, range(len(nums) + 1), 0)
             """),
-        "set difference": dedent("""\
+        "set difference": source("""
             def missing_number(nums):
                 return (set(range(len(nums) + 1)) - set(nums)).pop()
             """),
-        "presence flags": dedent("""\
+        "presence flags": source("""
             def missing_number(nums):
                 seen = [False] * (len(nums) + 1)
                 for x in nums:
                     seen[x] = True
                 return seen.index(False)
             """),
-        "sort and scan": dedent("""\
+        "sort and scan": source("""
             def missing_number(nums):
                 for i, x in enumerate(sorted(nums)):
                     if i != x:
                         return i
                 return len(nums)
             """),
-        "naive membership in the list": dedent("""\
+        "naive membership in the list": source("""
             def missing_number(nums):
                 for i in range(len(nums) + 1):
                     if i not in nums:
                         return i
             """),
     },
-    stdio=StdioForm(render_input=numbers_input, main=stdin_main(READ_NUMBERS, "missing_number(nums)")),
+    stdio=numbers_form("missing_number(nums)"),
 )
 
 
@@ -498,11 +472,10 @@ FIND_DUPLICATE = Spec(
     statement=("Given a list of integers `nums` (0 <= len(nums) <= 3000), return any value that occurs at "
                "least twice in it, or None if all values are distinct. When several values repeat, "
                "any one of them is accepted."),
-    entry_point="find_duplicate",
-    starter_code="def find_duplicate(nums: list[int]) -> int | None:\n    ...\n",
+    signature="find_duplicate(nums: list[int]) -> int | None",
     generate=_duplicate_case,
     references={
-        "seen set": dedent("""\
+        "seen set": source("""
             def find_duplicate(nums):
                 seen = set()
                 for x in nums:
@@ -511,18 +484,18 @@ FIND_DUPLICATE = Spec(
                     seen.add(x)
                 return None
             """),
-        "Counter": dedent("""\
+        "Counter": source("""
             from collections import Counter
 
             def find_duplicate(nums):
                 return next((x for x, c in Counter(nums).items() if c > 1), None)
             """),
-        "sort, compare neighbours": dedent("""\
+        "sort, compare neighbours": source("""
             def find_duplicate(nums):
                 a = sorted(nums)
                 return next((x for x, y in zip(a, a[1:]) if x == y), None)
             """),
-        "sorted insertion with bisect": dedent("""\
+        "sorted insertion with bisect": source("""
             from bisect import bisect_left
 
             def find_duplicate(nums):
@@ -534,14 +507,14 @@ FIND_DUPLICATE = Spec(
                     kept.insert(i, x)
                 return None
             """),
-        "list.index of each value": dedent("""\
+        "list.index of each value": source("""
             def find_duplicate(nums):
                 for i, x in enumerate(nums):
                     if nums.index(x) != i:
                         return x
                 return None
             """),
-        "naive double loop": dedent("""\
+        "naive double loop": source("""
             def find_duplicate(nums):
                 for i in range(len(nums)):
                     for j in range(i + 1, len(nums)):
@@ -550,15 +523,14 @@ FIND_DUPLICATE = Spec(
                 return None
             """),
     },
-    verify=dedent("""\
+    verify=source("""
         def verify(args, answer):
             nums = args[0]
             if answer is None:
                 return len(set(nums)) == len(nums)
             return type(answer) is int and nums.count(answer) >= 2
         """),
-    stdio=StdioForm(render_input=numbers_input,
-                    main=stdin_main(READ_NUMBERS, "find_duplicate(nums)", as_json=True)),
+    stdio=numbers_form("json.dumps(find_duplicate(nums))", imports="import json\nimport sys"),
 )
 
 
@@ -604,11 +576,10 @@ BALANCED_BRACKETS = Spec(
     statement=("Given a string `s` made of the characters ()[]{} only (0 <= len(s) <= 4000), return True if "
                "every bracket is closed by a bracket of the same kind in the right order (the brackets nest "
                "properly), else False."),
-    entry_point="is_balanced",
-    starter_code="def is_balanced(s: str) -> bool:\n    ...\n",
+    signature="is_balanced(s: str) -> bool",
     generate=_brackets_case,
     references={
-        "stack with a pair map": dedent("""\
+        "stack with a pair map": source("""
             def is_balanced(s):
                 opener = {")": "(", "]": "[", "}": "{"}
                 stack = []
@@ -620,7 +591,7 @@ BALANCED_BRACKETS = Spec(
                         stack.append(c)
                 return not stack
             """),
-        "stack of expected closers": dedent("""\
+        "stack of expected closers": source("""
             def is_balanced(s):
                 closer = {"(": ")", "[": "]", "{": "}"}
                 expected = []
@@ -631,7 +602,7 @@ BALANCED_BRACKETS = Spec(
                         return False
                 return not expected
             """),
-        "stack kept in a string": dedent("""\
+        "stack kept in a string": source("""
             def is_balanced(s):
                 stack = ""
                 for c in s:
@@ -643,7 +614,7 @@ BALANCED_BRACKETS = Spec(
                         return False
                 return not stack
             """),
-        "str.replace until stable": dedent("""\
+        "str.replace until stable": source("""
             def is_balanced(s):
                 previous = None
                 while s != previous:
@@ -651,7 +622,7 @@ BALANCED_BRACKETS = Spec(
                     s = s.replace("()", "").replace("[]", "").replace("{}", "")
                 return not s
             """),
-        "regex subn until stable": dedent("""\
+        "regex subn until stable": source("""
             import re
 
             PAIR = re.compile(r"\\(\\)|\\[\\]|\\{\\}")
@@ -662,7 +633,7 @@ BALANCED_BRACKETS = Spec(
                     s, removed = PAIR.subn("", s)
                 return not s
             """),
-        "naive: delete the first adjacent pair, rescan": dedent("""\
+        "naive: delete the first adjacent pair, rescan": source("""
             def is_balanced(s):
                 chars = list(s)
                 while chars:

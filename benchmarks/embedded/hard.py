@@ -11,37 +11,13 @@ second in all while the fast ones take a few hundredths.
 from __future__ import annotations
 
 import random
-import textwrap
 
-from .spec import Spec, StdioForm
-
-
-def _py(source: str) -> str:
-    """A reference written indented inside this module, as plain top-level source."""
-    return textwrap.dedent(source).strip() + "\n"
+from .spec import CASES, Spec, StdioForm, numbers_form, source, stdin_main
 
 
-def _numbers_main(entry_point: str) -> str:
-    """A stdin main that reads ``n`` then ``n`` integers and prints ``entry_point(nums)``."""
-    return _py(f"""
-        import sys
-
-        def _main():
-            data = sys.stdin.read().split()
-            n = int(data[0])
-            print({entry_point}(list(map(int, data[1:1 + n]))))
-
-        _main()
-        """)
-
-
-def _render_numbers(nums: list[int]) -> str:
-    return f"{len(nums)}\n{' '.join(map(str, nums))}\n"
-
-
-def _scaled(index: int, sizes: tuple[int, ...], cases: int = 10) -> int | None:
+def _scaled(index: int, sizes: tuple[int, ...]) -> int | None:
     """The size of one of the last ``len(sizes)`` cases, or None for the small ones before them."""
-    offset = index - (cases - len(sizes))
+    offset = index - (CASES - len(sizes))
     return sizes[offset] if offset >= 0 else None
 
 
@@ -74,18 +50,13 @@ def _edit_case(rng: random.Random, index: int) -> tuple[str, str]:
     return a, "".join(rng.choice("acgt") for _ in range(size - rng.randint(0, size // 5)))
 
 
-EDIT_MAIN = _py("""
-    import sys
-
-    def _main():
-        data = sys.stdin.read().split()
-        n, m = int(data[0]), int(data[1])
-        words = data[2:]
-        a = words.pop(0) if n else ""
-        b = words.pop(0) if m else ""
-        print(edit_distance(a, b))
-
-    _main()
+EDIT_MAIN = stdin_main("""
+    data = sys.stdin.read().split()
+    n, m = int(data[0]), int(data[1])
+    words = data[2:]
+    a = words.pop(0) if n else ""
+    b = words.pop(0) if m else ""
+    print(edit_distance(a, b))
     """)
 
 EDIT_DISTANCE = Spec(
@@ -97,11 +68,10 @@ EDIT_DISTANCE = Spec(
                "possibly empty), return the minimum number of single-character operations "
                "(insert a character, delete a character, replace a character by another) that turn "
                "`a` into `b`."),
-    entry_point="edit_distance",
-    starter_code="def edit_distance(a: str, b: str) -> int:\n    ...\n",
+    signature="edit_distance(a: str, b: str) -> int",
     generate=_edit_case,
     references={
-        "two-row DP O(nm)": _py("""
+        "two-row DP O(nm)": source("""
             def edit_distance(a, b):
                 prev = list(range(len(b) + 1))
                 for i, ca in enumerate(a, 1):
@@ -111,7 +81,7 @@ EDIT_DISTANCE = Spec(
                     prev = cur
                 return prev[-1]
             """),
-        "full table DP O(nm)": _py("""
+        "full table DP O(nm)": source("""
             def edit_distance(a, b):
                 n, m = len(a), len(b)
                 table = [[0] * (m + 1) for _ in range(n + 1)]
@@ -127,7 +97,7 @@ EDIT_DISTANCE = Spec(
                             table[i][j] = 1 + min(table[i - 1][j], table[i][j - 1], table[i - 1][j - 1])
                 return table[n][m]
             """),
-        "memoised recursion (lru_cache)": _py("""
+        "memoised recursion (lru_cache)": source("""
             from functools import lru_cache
 
             def edit_distance(a, b):
@@ -143,7 +113,7 @@ EDIT_DISTANCE = Spec(
 
                 return dist(0, 0)
             """),
-        "row DP with accumulate(min)": _py("""
+        "row DP with accumulate(min)": source("""
             from itertools import accumulate
 
             def edit_distance(a, b):
@@ -156,7 +126,7 @@ EDIT_DISTANCE = Spec(
                     prev = [v + j for j, v in enumerate(shifted)]
                 return prev[-1]
             """),
-        "Ukkonen band doubling O((n+m)d)": _py("""
+        "Ukkonen band doubling O((n+m)d)": source("""
             def _banded(a, b, band):
                 n, m = len(a), len(b)
                 inf = n + m + 1
@@ -179,7 +149,7 @@ EDIT_DISTANCE = Spec(
                         return found
                     band *= 2
             """),
-        "bit-parallel (Myers/Hyyro) O(n*m/w)": _py("""
+        "bit-parallel (Myers/Hyyro) O(n*m/w)": source("""
             def edit_distance(a, b):
                 m = len(a)
                 if m == 0 or not b:
@@ -234,11 +204,10 @@ KNAPSACK = Spec(
                "between 1 and 1000) and a bag that holds a total weight of at most `capacity` "
                "(0 <= capacity <= 5000), return the largest total value of a set of items, each used "
                "at most once, whose total weight is at most `capacity`."),
-    entry_point="knapsack",
-    starter_code="def knapsack(weights: list[int], values: list[int], capacity: int) -> int:\n    ...\n",
+    signature="knapsack(weights: list[int], values: list[int], capacity: int) -> int",
     generate=_knapsack_case,
     references={
-        "one-row DP over capacities O(nW)": _py("""
+        "one-row DP over capacities O(nW)": source("""
             def knapsack(weights, values, capacity):
                 best = [0] * (capacity + 1)  # best[c]: most value within weight c
                 for w, v in zip(weights, values):
@@ -247,7 +216,7 @@ KNAPSACK = Spec(
                             best[c] = best[c - w] + v
                 return best[capacity]
             """),
-        "full table DP O(nW)": _py("""
+        "full table DP O(nW)": source("""
             def knapsack(weights, values, capacity):
                 n = len(weights)
                 table = [[0] * (capacity + 1) for _ in range(n + 1)]
@@ -259,7 +228,7 @@ KNAPSACK = Spec(
                             table[i][c] = table[i - 1][c - w] + v
                 return table[n][capacity]
             """),
-        "row DP with shifted rows O(nW)": _py("""
+        "row DP with shifted rows O(nW)": source("""
             def knapsack(weights, values, capacity):
                 best = [0] * (capacity + 1)
                 for w, v in zip(weights, values):
@@ -267,7 +236,7 @@ KNAPSACK = Spec(
                         best = best[:w] + [max(a, b + v) for a, b in zip(best[w:], best)]
                 return best[capacity]
             """),
-        "memoised recursion (lru_cache)": _py("""
+        "memoised recursion (lru_cache)": source("""
             from functools import lru_cache
 
             def knapsack(weights, values, capacity):
@@ -282,7 +251,7 @@ KNAPSACK = Spec(
 
                 return best(0, capacity)
             """),
-        "dict of reachable weights": _py("""
+        "dict of reachable weights": source("""
             def knapsack(weights, values, capacity):
                 best = {0: 0}  # total weight -> most value
                 for w, v in zip(weights, values):
@@ -291,7 +260,7 @@ KNAPSACK = Spec(
                             best[total + w] = value + v
                 return max(best.values())
             """),
-        "Pareto front of (weight, value) with heapq.merge": _py("""
+        "Pareto front of (weight, value) with heapq.merge": source("""
             from heapq import merge
 
             def knapsack(weights, values, capacity):
@@ -333,11 +302,10 @@ COUNT_INVERSIONS = Spec(
     statement=("Given a list of integers `nums` (length at most 3000), return the number of "
                "inversions: index pairs i < j with nums[i] > nums[j] (equal values are not an "
                "inversion)."),
-    entry_point="count_inversions",
-    starter_code="def count_inversions(nums: list[int]) -> int:\n    ...\n",
+    signature="count_inversions(nums: list[int]) -> int",
     generate=_inversions_case,
     references={
-        "merge sort O(n log n)": _py("""
+        "merge sort O(n log n)": source("""
             def _sort_count(items):
                 if len(items) <= 1:
                     return items, 0
@@ -360,7 +328,7 @@ COUNT_INVERSIONS = Spec(
             def count_inversions(nums):
                 return _sort_count(list(nums))[1]
             """),
-        "bottom-up merge sort": _py("""
+        "bottom-up merge sort": source("""
             def count_inversions(nums):
                 items, count, width = list(nums), 0, 1
                 while width < len(items):
@@ -380,7 +348,7 @@ COUNT_INVERSIONS = Spec(
                     items, width = merged, 2 * width
                 return count
             """),
-        "Fenwick tree over ranks O(n log n)": _py("""
+        "Fenwick tree over ranks O(n log n)": source("""
             def count_inversions(nums):
                 rank = {v: i for i, v in enumerate(sorted(set(nums)), 1)}
                 tree = [0] * (len(rank) + 1)
@@ -398,7 +366,7 @@ COUNT_INVERSIONS = Spec(
                         i += i & -i
                 return count
             """),
-        "divide and conquer with sorted halves and bisect O(n log^2 n)": _py("""
+        "divide and conquer with sorted halves and bisect O(n log^2 n)": source("""
             from bisect import bisect_left
 
             def count_inversions(nums):
@@ -415,7 +383,7 @@ COUNT_INVERSIONS = Spec(
                     stack += [(lo, mid), (mid, hi)]
                 return count
             """),
-        "insort into a sorted prefix O(n^2) moves": _py("""
+        "insort into a sorted prefix O(n^2) moves": source("""
             from bisect import bisect_right, insort
 
             def count_inversions(nums):
@@ -425,7 +393,7 @@ COUNT_INVERSIONS = Spec(
                     insort(seen, x)
                 return count
             """),
-        "all pairs O(n^2)": _py("""
+        "all pairs O(n^2)": source("""
             def count_inversions(nums):
                 count = 0
                 for i, x in enumerate(nums):
@@ -435,7 +403,7 @@ COUNT_INVERSIONS = Spec(
                 return count
             """),
     },
-    stdio=StdioForm(render_input=_render_numbers, main=_numbers_main("count_inversions")),
+    stdio=numbers_form("count_inversions(nums)"),
 )
 
 
@@ -462,11 +430,10 @@ LARGEST_RECTANGLE = Spec(
                "2000 bars, each at most 10^5), standing side by side. Return the largest area of an "
                "axis-aligned rectangle that fits inside the histogram, that is the maximum over all "
                "ranges of bars of (number of bars) * (lowest bar in the range); 0 for no bars."),
-    entry_point="largest_rectangle",
-    starter_code="def largest_rectangle(heights: list[int]) -> int:\n    ...\n",
+    signature="largest_rectangle(heights: list[int]) -> int",
     generate=_histogram_case,
     references={
-        "monotonic stack O(n)": _py("""
+        "monotonic stack O(n)": source("""
             def largest_rectangle(heights):
                 best, stack = 0, []  # indices of bars with increasing heights
                 for i, h in enumerate(heights + [0]):
@@ -478,7 +445,7 @@ LARGEST_RECTANGLE = Spec(
                     stack.append(i)
                 return best
             """),
-        "nearest lower bar on each side, two passes O(n)": _py("""
+        "nearest lower bar on each side, two passes O(n)": source("""
             def largest_rectangle(heights):
                 n = len(heights)
                 left, right, stack = [-1] * n, [n] * n, []
@@ -495,7 +462,7 @@ LARGEST_RECTANGLE = Spec(
                     stack.append(i)
                 return max((h * (right[i] - left[i] - 1) for i, h in enumerate(heights)), default=0)
             """),
-        "union-find from the tallest bar down O(n log n)": _py("""
+        "union-find from the tallest bar down O(n log n)": source("""
             def largest_rectangle(heights):
                 n = len(heights)
                 parent, left, right = list(range(n)), list(range(n)), list(range(n))
@@ -519,7 +486,7 @@ LARGEST_RECTANGLE = Spec(
                     best = max(best, heights[i] * (right[root] - left[root] + 1))
                 return best
             """),
-        "divide and conquer on a sparse-table minimum O(n log n)": _py("""
+        "divide and conquer on a sparse-table minimum O(n log n)": source("""
             def largest_rectangle(heights):
                 n = len(heights)
                 if n == 0:
@@ -541,7 +508,7 @@ LARGEST_RECTANGLE = Spec(
                     stack += [(lo, m - 1), (m + 1, hi)]
                 return best
             """),
-        "lowest bars first, insort the blockers": _py("""
+        "lowest bars first, insort the blockers": source("""
             from bisect import bisect_left
 
             def largest_rectangle(heights):
@@ -552,7 +519,7 @@ LARGEST_RECTANGLE = Spec(
                     blockers.insert(k, i)
                 return best
             """),
-        "every range, running minimum O(n^2)": _py("""
+        "every range, running minimum O(n^2)": source("""
             def largest_rectangle(heights):
                 best = 0
                 for i in range(len(heights)):
@@ -592,11 +559,10 @@ SLIDING_WINDOW_MAX = Spec(
     statement=("Given a list of integers `nums` (length n, 1 <= n <= 20000) and a window size k "
                "(1 <= k <= n), return the list of the n - k + 1 maxima of the windows "
                "nums[i:i + k], in order of i."),
-    entry_point="sliding_window_max",
-    starter_code="def sliding_window_max(nums: list[int], k: int) -> list[int]:\n    ...\n",
+    signature="sliding_window_max(nums: list[int], k: int) -> list[int]",
     generate=_window_case,
     references={
-        "monotonic deque O(n)": _py("""
+        "monotonic deque O(n)": source("""
             from collections import deque
 
             def sliding_window_max(nums, k):
@@ -611,7 +577,7 @@ SLIDING_WINDOW_MAX = Spec(
                         out.append(nums[window[0]])
                 return out
             """),
-        "block prefix and suffix maxima O(n)": _py("""
+        "block prefix and suffix maxima O(n)": source("""
             def sliding_window_max(nums, k):
                 n = len(nums)
                 prefix, suffix = nums[:], nums[:]
@@ -623,7 +589,7 @@ SLIDING_WINDOW_MAX = Spec(
                         suffix[i] = max(suffix[i + 1], nums[i])
                 return [max(suffix[i], prefix[i + k - 1]) for i in range(n - k + 1)]
             """),
-        "heap with lazy deletion O(n log n)": _py("""
+        "heap with lazy deletion O(n log n)": source("""
             import heapq
 
             def sliding_window_max(nums, k):
@@ -636,7 +602,7 @@ SLIDING_WINDOW_MAX = Spec(
                         out.append(-heap[0][0])
                 return out
             """),
-        "sparse table of doubling windows O(n log k)": _py("""
+        "sparse table of doubling windows O(n log k)": source("""
             def sliding_window_max(nums, k):
                 level, width = nums[:], 1  # level[i] = max(nums[i:i + width])
                 while 2 * width <= k:
@@ -645,7 +611,7 @@ SLIDING_WINDOW_MAX = Spec(
                 shift = k - width
                 return [max(a, b) for a, b in zip(level, level[shift:])]
             """),
-        "sorted window with bisect O(nk) moves": _py("""
+        "sorted window with bisect O(nk) moves": source("""
             from bisect import bisect_left, insort
 
             def sliding_window_max(nums, k):
@@ -657,7 +623,7 @@ SLIDING_WINDOW_MAX = Spec(
                     out.append(window[-1])
                 return out
             """),
-        "max of every slice O(nk)": _py("""
+        "max of every slice O(nk)": source("""
             def sliding_window_max(nums, k):
                 return [max(nums[i:i + k]) for i in range(len(nums) - k + 1)]
             """),
@@ -681,16 +647,11 @@ def _grid_case(rng: random.Random, index: int) -> tuple[list[list[int]]]:
     return ([[rng.choice(costs) for _ in range(size)] for _ in range(size)],)
 
 
-GRID_MAIN = _py("""
-    import sys
-
-    def _main():
-        data = sys.stdin.read().split()
-        rows, cols = int(data[0]), int(data[1])
-        values = list(map(int, data[2:2 + rows * cols]))
-        print(min_path_cost([values[r * cols:(r + 1) * cols] for r in range(rows)]))
-
-    _main()
+GRID_MAIN = stdin_main("""
+    data = sys.stdin.read().split()
+    rows, cols = int(data[0]), int(data[1])
+    values = list(map(int, data[2:2 + rows * cols]))
+    print(min_path_cost([values[r * cols:(r + 1) * cols] for r in range(rows)]))
     """)
 
 MIN_PATH_COST = Spec(
@@ -703,11 +664,10 @@ MIN_PATH_COST = Spec(
                "moves up, down, left or right to an adjacent cell at each step (it may turn back and "
                "wind around). The cost of a path is the sum of the costs of all the cells it visits, "
                "the first and the last included. Return the minimum cost of a path."),
-    entry_point="min_path_cost",
-    starter_code="def min_path_cost(grid: list[list[int]]) -> int:\n    ...\n",
+    signature="min_path_cost(grid: list[list[int]]) -> int",
     generate=_grid_case,
     references={
-        "Dijkstra with heapq O(V log V)": _py("""
+        "Dijkstra with heapq O(V log V)": source("""
             import heapq
 
             def min_path_cost(grid):
@@ -726,7 +686,7 @@ MIN_PATH_COST = Spec(
                             dist[nr][nc] = d + grid[nr][nc]
                             heapq.heappush(heap, (dist[nr][nc], nr, nc))
             """),
-        "A* with a Manhattan-distance bound": _py("""
+        "A* with a Manhattan-distance bound": source("""
             import heapq
 
             def min_path_cost(grid):
@@ -746,7 +706,7 @@ MIN_PATH_COST = Spec(
                                 best[nr, nc] = ng
                                 heapq.heappush(heap, (ng + rows - 1 - nr + cols - 1 - nc, ng, nr, nc))
             """),
-        "Dial's buckets (small integer costs)": _py("""
+        "Dial's buckets (small integer costs)": source("""
             def min_path_cost(grid):
                 rows, cols = len(grid), len(grid[0])
                 flat = [v for row in grid for v in row]
@@ -768,7 +728,7 @@ MIN_PATH_COST = Spec(
                                 buckets.setdefault(current + flat[nxt], []).append(nxt)
                     current += 1
             """),
-        "SPFA (queue-based Bellman-Ford)": _py("""
+        "SPFA (queue-based Bellman-Ford)": source("""
             from collections import deque
 
             def min_path_cost(grid):
@@ -788,7 +748,7 @@ MIN_PATH_COST = Spec(
                                     queue.append((nr, nc))
                 return dist[rows - 1, cols - 1]
             """),
-        "Dijkstra scanning the frontier O(V*F)": _py("""
+        "Dijkstra scanning the frontier O(V*F)": source("""
             def min_path_cost(grid):
                 rows, cols = len(grid), len(grid[0])
                 frontier, done = {(0, 0): grid[0][0]}, set()
@@ -804,7 +764,7 @@ MIN_PATH_COST = Spec(
                             if d + grid[nr][nc] < frontier.get((nr, nc), float("inf")):
                                 frontier[nr, nc] = d + grid[nr][nc]
             """),
-        "Dijkstra scanning every cell for the minimum O(V^2)": _py("""
+        "Dijkstra scanning every cell for the minimum O(V^2)": source("""
             def min_path_cost(grid):
                 rows, cols = len(grid), len(grid[0])
                 flat = [v for row in grid for v in row]
@@ -823,7 +783,7 @@ MIN_PATH_COST = Spec(
                         if 0 <= nr < rows and 0 <= nc < cols and not done[nxt]:
                             tentative[nxt] = min(tentative[nxt], d + flat[nxt])
             """),
-        "Bellman-Ford sweeps until stable O(V^2) worst": _py("""
+        "Bellman-Ford sweeps until stable O(V^2) worst": source("""
             def min_path_cost(grid):
                 rows, cols = len(grid), len(grid[0])
                 inf = float("inf")
@@ -871,11 +831,10 @@ DISTINCT_SUBSEQUENCES = Spec(
                "different non-empty strings are subsequences of `s` (obtained by deleting any number "
                "of characters, keeping the order of the rest), modulo 1_000_000_007. Equal strings "
                "obtained from different positions count once: \"aba\" has 6 (a, b, ab, aa, ba, aba)."),
-    entry_point="count_distinct_subsequences",
-    starter_code="def count_distinct_subsequences(s: str) -> int:\n    ...\n",
+    signature="count_distinct_subsequences(s: str) -> int",
     generate=_subsequences_case,
     references={
-        "doubling minus the last occurrence O(n)": _py("""
+        "doubling minus the last occurrence O(n)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -885,7 +844,7 @@ DISTINCT_SUBSEQUENCES = Spec(
                     before_last[c], total = total, (2 * total - before_last.get(c, 0)) % MOD
                 return (total - 1) % MOD
             """),
-        "count by last letter, running total O(n)": _py("""
+        "count by last letter, running total O(n)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -896,7 +855,7 @@ DISTINCT_SUBSEQUENCES = Spec(
                     ending[c] = fresh
                 return total
             """),
-        "count by last letter, summing 26 counters O(26n)": _py("""
+        "count by last letter, summing 26 counters O(26n)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -905,7 +864,7 @@ DISTINCT_SUBSEQUENCES = Spec(
                     ending[ord(c) - 97] = (sum(ending) + 1) % MOD
                 return sum(ending) % MOD
             """),
-        "subsequence automaton from the back O(26n)": _py("""
+        "subsequence automaton from the back O(26n)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -918,7 +877,7 @@ DISTINCT_SUBSEQUENCES = Spec(
                     after[i] = sum(1 + after[j + 1] for j in nxt.values()) % MOD
                 return after[0]
             """),
-        "leftmost embeddings with prefix sums O(n)": _py("""
+        "leftmost embeddings with prefix sums O(n)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -933,7 +892,7 @@ DISTINCT_SUBSEQUENCES = Spec(
                     prefix.append((prefix[i] + ends) % MOD)
                 return prefix[-1] % MOD
             """),
-        "leftmost embeddings, re-summing every prefix O(n^2)": _py("""
+        "leftmost embeddings, re-summing every prefix O(n^2)": source("""
             MOD = 1_000_000_007
 
             def count_distinct_subsequences(s):
@@ -968,7 +927,7 @@ def _intervals_case(rng: random.Random, index: int) -> tuple[list[list[int]]]:
     return (out,)
 
 
-INTERVALS_VERIFY = _py("""
+INTERVALS_VERIFY = source("""
     from bisect import bisect_right
 
     def verify(args, answer):
@@ -988,18 +947,12 @@ INTERVALS_VERIFY = _py("""
         return sum(iv[2] for iv in chosen) == best[-1]
     """)
 
-INTERVALS_MAIN = _py("""
-    import json
-    import sys
-
-    def _main():
-        data = list(map(int, sys.stdin.read().split()))
-        n = data[0]
-        intervals = [data[1 + 3 * i:4 + 3 * i] for i in range(n)]
-        print(json.dumps(max_weight_schedule(intervals)))
-
-    _main()
-    """)
+INTERVALS_MAIN = stdin_main("""
+    data = list(map(int, sys.stdin.read().split()))
+    n = data[0]
+    intervals = [data[1 + 3 * i:4 + 3 * i] for i in range(n)]
+    print(json.dumps(max_weight_schedule(intervals)))
+    """, imports="import json\nimport sys")
 
 WEIGHTED_SCHEDULE = Spec(
     slug="weighted-interval-scheduling",
@@ -1012,11 +965,10 @@ WEIGHTED_SCHEDULE = Spec(
                "[start, end), so one may end exactly when the next starts. Return the 0-based indices "
                "of the chosen bookings in any order; when several choices reach the maximum, any of "
                "them is accepted."),
-    entry_point="max_weight_schedule",
-    starter_code="def max_weight_schedule(intervals: list[list[int]]) -> list[int]:\n    ...\n",
+    signature="max_weight_schedule(intervals: list[list[int]]) -> list[int]",
     generate=_intervals_case,
     references={
-        "sort by end, DP with bisect O(n log n)": _py("""
+        "sort by end, DP with bisect O(n log n)": source("""
             from bisect import bisect_right
 
             def max_weight_schedule(intervals):
@@ -1036,7 +988,7 @@ WEIGHTED_SCHEDULE = Spec(
                         k = fits[k - 1]
                 return sorted(chosen)
             """),
-        "sort by start, suffix DP with bisect O(n log n)": _py("""
+        "sort by start, suffix DP with bisect O(n log n)": source("""
             from bisect import bisect_left
 
             def max_weight_schedule(intervals):
@@ -1057,7 +1009,7 @@ WEIGHTED_SCHEDULE = Spec(
                         k = after[k]
                 return chosen
             """),
-        "sweep by start with a heap of open chains": _py("""
+        "sweep by start with a heap of open chains": source("""
             import heapq
 
             def max_weight_schedule(intervals):
@@ -1079,7 +1031,7 @@ WEIGHTED_SCHEDULE = Spec(
                     done_chain = done_chain[1]
                 return chosen
             """),
-        "DP over compressed time points": _py("""
+        "DP over compressed time points": source("""
             def max_weight_schedule(intervals):
                 times = sorted({t for start, end, _ in intervals for t in (start, end)})
                 slot = {t: k for k, t in enumerate(times)}
@@ -1102,7 +1054,7 @@ WEIGHTED_SCHEDULE = Spec(
                         t = slot[intervals[last[t]][0]]
                 return chosen
             """),
-        "heaviest chain, pulling from every earlier booking O(n^2)": _py("""
+        "heaviest chain, pulling from every earlier booking O(n^2)": source("""
             def max_weight_schedule(intervals):
                 order = sorted(range(len(intervals)), key=lambda i: intervals[i][1])
                 value, parent = {}, {}
@@ -1119,7 +1071,7 @@ WEIGHTED_SCHEDULE = Spec(
                     i = parent[i]
                 return chosen
             """),
-        "heaviest chain, pushing to every later booking O(n^2)": _py("""
+        "heaviest chain, pushing to every later booking O(n^2)": source("""
             def max_weight_schedule(intervals):
                 order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
                 value = {i: intervals[i][2] for i in order}

@@ -9,26 +9,9 @@ from __future__ import annotations
 
 import random
 import string
-import textwrap
 from typing import Any
 
-from .spec import Spec, StdioForm
-
-
-def _src(text: str) -> str:
-    """A reference or main written as an indented triple-quoted string, as plain source."""
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def _main(body: str, imports: str = "import sys") -> str:
-    """A stdio main: ``imports``, then ``_main()`` running ``body`` (which reads stdin and prints)."""
-    return f"\n{imports}\n\ndef _main():\n{textwrap.indent(_src(body), '    ')}\n_main()\n"
-
-
-def _numbers_input(nums: list[int]) -> str:
-    """A list of integers as stdin: the count on one line, the values on the next."""
-    return f"{len(nums)}\n{' '.join(map(str, nums))}\n"
-
+from .spec import Spec, StdioForm, numbers_form, source, stdin_main
 
 # -- longest increasing subsequence ----------------------------------------------------------------
 
@@ -56,11 +39,10 @@ LIS_LENGTH = Spec(
                "return the length of its longest strictly increasing subsequence: the most elements "
                "you can pick, keeping their order, so that each picked value is greater than the one "
                "before it. An empty list has length 0."),
-    entry_point="lis_length",
-    starter_code="def lis_length(nums: list[int]) -> int:\n    ...\n",
+    signature="lis_length(nums: list[int]) -> int",
     generate=_lis_case,
     references={
-        "patience sorting with bisect": _src("""
+        "patience sorting with bisect": source("""
             from bisect import bisect_left
 
             def lis_length(nums):
@@ -73,7 +55,7 @@ LIS_LENGTH = Spec(
                         tails[i] = x
                 return len(tails)
             """),
-        "tails with hand-written binary search": _src("""
+        "tails with hand-written binary search": source("""
             def lis_length(nums):
                 tails = []
                 for x in nums:
@@ -90,7 +72,7 @@ LIS_LENGTH = Spec(
                         tails[lo] = x
                 return len(tails)
             """),
-        "Fenwick tree of prefix maxima": _src("""
+        "Fenwick tree of prefix maxima": source("""
             def lis_length(nums):
                 rank = {v: i + 1 for i, v in enumerate(sorted(set(nums)))}
                 tree = [0] * (len(rank) + 1)
@@ -108,14 +90,14 @@ LIS_LENGTH = Spec(
                         i += i & -i
                 return best
             """),
-        "DP O(n^2) with max()": _src("""
+        "DP O(n^2) with max()": source("""
             def lis_length(nums):
                 best = []
                 for i, x in enumerate(nums):
                     best.append(1 + max((best[j] for j in range(i) if nums[j] < x), default=0))
                 return max(best, default=0)
             """),
-        "DP O(n^2) double loop": _src("""
+        "DP O(n^2) double loop": source("""
             def lis_length(nums):
                 dp = [1] * len(nums)
                 for i in range(len(nums)):
@@ -124,7 +106,7 @@ LIS_LENGTH = Spec(
                             dp[i] = dp[j] + 1
                 return max(dp) if dp else 0
             """),
-        "LCS with the sorted distinct values": _src("""
+        "LCS with the sorted distinct values": source("""
             def lis_length(nums):
                 values = sorted(set(nums))
                 prev = [0] * (len(values) + 1)
@@ -136,11 +118,7 @@ LIS_LENGTH = Spec(
                 return prev[-1]
             """),
     },
-    stdio=StdioForm(render_input=_numbers_input, main=_main("""
-        data = sys.stdin.read().split()
-        n = int(data[0])
-        print(lis_length([int(v) for v in data[1:1 + n]]))
-        """)),
+    stdio=numbers_form("lis_length(nums)"),
 )
 
 
@@ -170,11 +148,10 @@ MERGE_INTERVALS = Spec(
                "group of intervals that overlap or touch (share an endpoint: [1, 2] and [2, 5] become "
                "[1, 5], while [1, 2] and [3, 4] stay apart). Return the merged intervals as "
                "`[start, end]` lists sorted by start."),
-    entry_point="merge_intervals",
-    starter_code="def merge_intervals(intervals: list[list[int]]) -> list[list[int]]:\n    ...\n",
+    signature="merge_intervals(intervals: list[list[int]]) -> list[list[int]]",
     generate=_intervals_case,
     references={
-        "sort and sweep": _src("""
+        "sort and sweep": source("""
             def merge_intervals(intervals):
                 merged = []
                 for start, end in sorted(intervals):
@@ -184,7 +161,7 @@ MERGE_INTERVALS = Spec(
                         merged.append([start, end])
                 return merged
             """),
-        "sorted endpoint events": _src("""
+        "sorted endpoint events": source("""
             def merge_intervals(intervals):
                 events = sorted([(s, 0) for s, _ in intervals] + [(e, 1) for _, e in intervals])
                 merged, depth, start = [], 0, None
@@ -199,7 +176,7 @@ MERGE_INTERVALS = Spec(
                             merged.append([start, x])
                 return merged
             """),
-        "heapq sweep": _src("""
+        "heapq sweep": source("""
             import heapq
 
             def merge_intervals(intervals):
@@ -214,7 +191,7 @@ MERGE_INTERVALS = Spec(
                         merged.append([start, end])
                 return merged
             """),
-        "bisect into a sorted disjoint list": _src("""
+        "bisect into a sorted disjoint list": source("""
             from bisect import bisect_left, bisect_right
 
             def merge_intervals(intervals):
@@ -228,7 +205,7 @@ MERGE_INTERVALS = Spec(
                     ends[i:j] = [end]
                 return [[s, e] for s, e in zip(starts, ends)]
             """),
-        "absorb into the merged list, O(n^2)": _src("""
+        "absorb into the merged list, O(n^2)": source("""
             def merge_intervals(intervals):
                 merged = []
                 for start, end in intervals:
@@ -242,7 +219,7 @@ MERGE_INTERVALS = Spec(
                     merged = kept
                 return sorted(merged)
             """),
-        "union-find over all pairs, O(n^2)": _src("""
+        "union-find over all pairs, O(n^2)": source("""
             def merge_intervals(intervals):
                 parent = list(range(len(intervals)))
 
@@ -288,11 +265,10 @@ COUNT_ISLANDS = Spec(
                "at most 100 rows and 100 columns, and may be empty (no rows), but no row is empty. "
                "Land cells that share a side (up, down, left, right; not diagonals) belong to the "
                "same island. Return the number of islands."),
-    entry_point="count_islands",
-    starter_code="def count_islands(grid: list[str]) -> int:\n    ...\n",
+    signature="count_islands(grid: list[str]) -> int",
     generate=_islands_case,
     references={
-        "breadth-first search with deque": _src("""
+        "breadth-first search with deque": source("""
             from collections import deque
 
             def count_islands(grid):
@@ -315,7 +291,7 @@ COUNT_ISLANDS = Spec(
                                         queue.append((ny, nx))
                 return count
             """),
-        "depth-first search on a set of land cells": _src("""
+        "depth-first search on a set of land cells": source("""
             def count_islands(grid):
                 land = {(r, c) for r, row in enumerate(grid) for c, ch in enumerate(row) if ch == "1"}
                 count = 0
@@ -330,7 +306,7 @@ COUNT_ISLANDS = Spec(
                                 stack.append(cell)
                 return count
             """),
-        "union-find over cells": _src("""
+        "union-find over cells": source("""
             def count_islands(grid):
                 cols = len(grid[0]) if grid else 0
                 parent = {}
@@ -357,7 +333,7 @@ COUNT_ISLANDS = Spec(
                                     count -= 1
                 return count
             """),
-        "union-find over runs of land (re)": _src("""
+        "union-find over runs of land (re)": source("""
             import re
 
             def count_islands(grid):
@@ -391,7 +367,7 @@ COUNT_ISLANDS = Spec(
                     previous = runs
                 return count
             """),
-        "iterative depth-first search with a visited grid": _src("""
+        "iterative depth-first search with a visited grid": source("""
             def count_islands(grid):
                 rows, cols = len(grid), len(grid[0]) if grid else 0
                 visited = [[ch == "0" for ch in row] for row in grid]
@@ -419,7 +395,7 @@ COUNT_ISLANDS = Spec(
                                 stack.append((y, x + 1))
                 return count
             """),
-        "label propagation until stable": _src("""
+        "label propagation until stable": source("""
             def count_islands(grid):
                 label = {(r, c): (r, c) for r, row in enumerate(grid)
                          for c, ch in enumerate(row) if ch == "1"}
@@ -439,7 +415,7 @@ COUNT_ISLANDS = Spec(
             """),
     },
     stdio=StdioForm(render_input=lambda grid: "".join(f"{line}\n" for line in [str(len(grid)), *grid]),
-                    main=_main("""
+                    main=stdin_main("""
         data = sys.stdin.read().split()
         print(count_islands(data[1:1 + int(data[0])]))
         """)),
@@ -468,11 +444,10 @@ COIN_CHANGE_WAYS = Spec(
                "of every coin, return the number of different ways to pay exactly `amount`, modulo "
                "1_000_000_007. Ways that use the same coins in a different order are the same way; "
                "paying 0 has exactly one way (no coins)."),
-    entry_point="count_ways",
-    starter_code="def count_ways(coins: list[int], amount: int) -> int:\n    ...\n",
+    signature="count_ways(coins: list[int], amount: int) -> int",
     generate=_coins_case,
     references={
-        "one-dimensional DP": _src("""
+        "one-dimensional DP": source("""
             def count_ways(coins, amount):
                 mod = 1_000_000_007
                 ways = [1] + [0] * amount
@@ -481,7 +456,7 @@ COIN_CHANGE_WAYS = Spec(
                         ways[a] = (ways[a] + ways[a - coin]) % mod
                 return ways[amount]
             """),
-        "two-dimensional table by coin": _src("""
+        "two-dimensional table by coin": source("""
             def count_ways(coins, amount):
                 mod = 1_000_000_007
                 table = [[1] + [0] * amount]
@@ -492,7 +467,7 @@ COIN_CHANGE_WAYS = Spec(
                     table.append(row)
                 return table[-1][amount]
             """),
-        "table by amount, then coin": _src("""
+        "table by amount, then coin": source("""
             def count_ways(coins, amount):
                 mod = 1_000_000_007
                 # ways[a][i]: ways to pay a with the first i coins
@@ -504,7 +479,7 @@ COIN_CHANGE_WAYS = Spec(
                     ways.append(row)
                 return ways[amount][len(coins)]
             """),
-        "running sums per residue class": _src("""
+        "running sums per residue class": source("""
             def count_ways(coins, amount):
                 mod = 1_000_000_007
                 ways = [1] + [0] * amount
@@ -518,7 +493,7 @@ COIN_CHANGE_WAYS = Spec(
                     ways = new
                 return ways[amount]
             """),
-        "sum over how many of each coin": _src("""
+        "sum over how many of each coin": source("""
             def count_ways(coins, amount):
                 mod = 1_000_000_007
                 ways = [1] + [0] * amount
@@ -527,7 +502,7 @@ COIN_CHANGE_WAYS = Spec(
                             for a in range(amount + 1)]
                 return ways[amount]
             """),
-        "memoised recursion over coins": _src("""
+        "memoised recursion over coins": source("""
             from functools import lru_cache
 
             def count_ways(coins, amount):
@@ -572,11 +547,10 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
     statement=("Given a string `s` of printable ASCII characters other than space (codes 33 to 126; "
                "0 <= len(s) <= 10**4), return the length of its longest substring (a contiguous "
                "piece) in which no character appears twice."),
-    entry_point="longest_unique",
-    starter_code="def longest_unique(s: str) -> int:\n    ...\n",
+    signature="longest_unique(s: str) -> int",
     generate=_unique_case,
     references={
-        "sliding window with last positions": _src("""
+        "sliding window with last positions": source("""
             def longest_unique(s):
                 last, start, best = {}, 0, 0
                 for i, ch in enumerate(s):
@@ -586,7 +560,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                     best = max(best, i - start + 1)
                 return best
             """),
-        "sliding window with a set": _src("""
+        "sliding window with a set": source("""
             def longest_unique(s):
                 window, left, best = set(), 0, 0
                 for ch in s:
@@ -597,7 +571,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                     best = max(best, len(window))
                 return best
             """),
-        "last positions in a list by code": _src("""
+        "last positions in a list by code": source("""
             def longest_unique(s):
                 last = [-1] * 128
                 start = best = 0
@@ -610,7 +584,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                         best = i - start + 1
                 return best
             """),
-        "binary search on the length with a Counter window": _src("""
+        "binary search on the length with a Counter window": source("""
             from collections import Counter
 
             def longest_unique(s):
@@ -636,7 +610,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                         hi = mid - 1
                 return lo
             """),
-        "extend from every start": _src("""
+        "extend from every start": source("""
             def longest_unique(s):
                 best = 0
                 for i in range(len(s)):
@@ -648,7 +622,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                     best = max(best, len(seen))
                 return best
             """),
-        "check every substring": _src("""
+        "check every substring": source("""
             def longest_unique(s):
                 best = 0
                 for i in range(len(s)):
@@ -659,7 +633,7 @@ LONGEST_UNIQUE_SUBSTRING = Spec(
                 return best
             """),
     },
-    stdio=StdioForm(render_input=lambda s: f"{s}\n", main=_main("""
+    stdio=StdioForm(render_input=lambda s: f"{s}\n", main=stdin_main("""
         print(longest_unique(sys.stdin.readline().rstrip("\\n")))
         """)),
 )
@@ -693,22 +667,21 @@ KTH_SMALLEST_MATRIX = Spec(
                "which every row and every column is sorted in non-decreasing order, and an integer k "
                "with 1 <= k <= n*n, return the k-th smallest value of the matrix, counting repeated "
                "values separately (k = 1 is the smallest)."),
-    entry_point="kth_smallest",
-    starter_code="def kth_smallest(matrix: list[list[int]], k: int) -> int:\n    ...\n",
+    signature="kth_smallest(matrix: list[list[int]], k: int) -> int",
     generate=_kth_case,
     references={
-        "flatten and sort": _src("""
+        "flatten and sort": source("""
             def kth_smallest(matrix, k):
                 return sorted(v for row in matrix for v in row)[k - 1]
             """),
-        "heapq.merge of the rows": _src("""
+        "heapq.merge of the rows": source("""
             import heapq
             from itertools import islice
 
             def kth_smallest(matrix, k):
                 return next(islice(heapq.merge(*matrix), k - 1, None))
             """),
-        "heap of row heads": _src("""
+        "heap of row heads": source("""
             import heapq
 
             def kth_smallest(matrix, k):
@@ -720,7 +693,7 @@ KTH_SMALLEST_MATRIX = Spec(
                         heapq.heappush(heap, (matrix[r][c + 1], r, c + 1))
                 return heap[0][0]
             """),
-        "binary search on the value, staircase count": _src("""
+        "binary search on the value, staircase count": source("""
             def kth_smallest(matrix, k):
                 n = len(matrix)
 
@@ -743,7 +716,7 @@ KTH_SMALLEST_MATRIX = Spec(
                         lo = mid + 1
                 return lo
             """),
-        "binary search on the value, bisect each row": _src("""
+        "binary search on the value, bisect each row": source("""
             from bisect import bisect_right
 
             def kth_smallest(matrix, k):
@@ -756,7 +729,7 @@ KTH_SMALLEST_MATRIX = Spec(
                         lo = mid + 1
                 return lo
             """),
-        "scan the row heads k times": _src("""
+        "scan the row heads k times": source("""
             def kth_smallest(matrix, k):
                 heads = [0] * len(matrix)
                 for _ in range(k):
@@ -771,7 +744,7 @@ KTH_SMALLEST_MATRIX = Spec(
 
 # -- topological order (any valid answer) ----------------------------------------------------------
 
-TOPO_VERIFY = _src("""
+TOPO_VERIFY = source("""
     def verify(args, answer):
         n, edges = args
         if not isinstance(answer, list) or any(type(v) is not int for v in answer):
@@ -834,11 +807,10 @@ TOPOLOGICAL_ORDER = Spec(
                "before task b. Return a list containing every task exactly once in an order that "
                "respects all the pairs; any such order is accepted. If no such order exists (the "
                "requirements form a cycle), return an empty list."),
-    entry_point="topological_order",
-    starter_code="def topological_order(n: int, edges: list[list[int]]) -> list[int]:\n    ...\n",
+    signature="topological_order(n: int, edges: list[list[int]]) -> list[int]",
     generate=_topo_case,
     references={
-        "Kahn's algorithm with a deque": _src("""
+        "Kahn's algorithm with a deque": source("""
             from collections import deque
 
             def topological_order(n, edges):
@@ -857,7 +829,7 @@ TOPOLOGICAL_ORDER = Spec(
                             queue.append(w)
                 return order if len(order) == n else []
             """),
-        "Kahn's algorithm with a heap (smallest ready task first)": _src("""
+        "Kahn's algorithm with a heap (smallest ready task first)": source("""
             import heapq
 
             def topological_order(n, edges):
@@ -877,7 +849,7 @@ TOPOLOGICAL_ORDER = Spec(
                             heapq.heappush(heap, w)
                 return order if len(order) == n else []
             """),
-        "graphlib.TopologicalSorter": _src("""
+        "graphlib.TopologicalSorter": source("""
             from graphlib import CycleError, TopologicalSorter
 
             def topological_order(n, edges):
@@ -891,7 +863,7 @@ TOPOLOGICAL_ORDER = Spec(
                 except CycleError:
                     return []
             """),
-        "iterative depth-first search, reversed finish order": _src("""
+        "iterative depth-first search, reversed finish order": source("""
             def topological_order(n, edges):
                 after = [[] for _ in range(n)]
                 for a, b in edges:
@@ -918,7 +890,7 @@ TOPOLOGICAL_ORDER = Spec(
                             stack.pop()
                 return finished[::-1]
             """),
-        "scan for a ready task each step, O(n^2)": _src("""
+        "scan for a ready task each step, O(n^2)": source("""
             def topological_order(n, edges):
                 indegree, after = [0] * n, [[] for _ in range(n)]
                 for a, b in edges:
@@ -935,7 +907,7 @@ TOPOLOGICAL_ORDER = Spec(
                         indegree[w] -= 1
                 return order
             """),
-        "peel layers, recounting every round": _src("""
+        "peel layers, recounting every round": source("""
             def topological_order(n, edges):
                 remaining, order = set(range(n)), []
                 while remaining:
@@ -950,7 +922,7 @@ TOPOLOGICAL_ORDER = Spec(
     },
     stdio=StdioForm(
         render_input=lambda n, edges: f"{n} {len(edges)}\n" + "".join(f"{a} {b}\n" for a, b in edges),
-        main=_main("""
+        main=stdin_main("""
             data = list(map(int, sys.stdin.read().split()))
             n, m = data[0], data[1]
             edges = [[data[2 + 2 * i], data[3 + 2 * i]] for i in range(m)]
@@ -984,11 +956,10 @@ DAYS_UNTIL_WARMER = Spec(
     statement=("Given a list of daily temperatures `temps` (0 <= len(temps) <= 5000, each an integer "
                "from 30 to 100), return a list of the same length whose i-th value is how many days "
                "after day i the next strictly warmer day comes, or 0 if no later day is warmer."),
-    entry_point="days_until_warmer",
-    starter_code="def days_until_warmer(temps: list[int]) -> list[int]:\n    ...\n",
+    signature="days_until_warmer(temps: list[int]) -> list[int]",
     generate=_warmer_case,
     references={
-        "monotonic stack": _src("""
+        "monotonic stack": source("""
             def days_until_warmer(temps):
                 answer, stack = [0] * len(temps), []
                 for i, t in enumerate(temps):
@@ -998,7 +969,7 @@ DAYS_UNTIL_WARMER = Spec(
                     stack.append(i)
                 return answer
             """),
-        "backward scan, jumping by known answers": _src("""
+        "backward scan, jumping by known answers": source("""
             def days_until_warmer(temps):
                 n = len(temps)
                 answer = [0] * n
@@ -1010,7 +981,7 @@ DAYS_UNTIL_WARMER = Spec(
                         answer[i] = j - i
                 return answer
             """),
-        "next day of each temperature, backward": _src("""
+        "next day of each temperature, backward": source("""
             def days_until_warmer(temps):
                 next_day = [None] * 101
                 answer = [0] * len(temps)
@@ -1021,7 +992,7 @@ DAYS_UNTIL_WARMER = Spec(
                     next_day[temps[i]] = i
                 return answer
             """),
-        "warmest first, bisect into later days": _src("""
+        "warmest first, bisect into later days": source("""
             from bisect import bisect_right, insort
             from itertools import groupby
 
@@ -1038,7 +1009,7 @@ DAYS_UNTIL_WARMER = Spec(
                         insort(warmer, i)
                 return answer
             """),
-        "scan forward from every day": _src("""
+        "scan forward from every day": source("""
             def days_until_warmer(temps):
                 answer = [0] * len(temps)
                 for i in range(len(temps)):
@@ -1048,7 +1019,7 @@ DAYS_UNTIL_WARMER = Spec(
                             break
                 return answer
             """),
-        "next() over a generator per day": _src("""
+        "next() over a generator per day": source("""
             def days_until_warmer(temps):
                 n = len(temps)
                 return [next((j - i for j in range(i + 1, n) if temps[j] > t), 0)

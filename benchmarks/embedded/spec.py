@@ -5,7 +5,9 @@ function to implement, a seeded generator of test arguments, and reference
 solutions of different complexity.  :func:`build` turns it into a ``call``
 problem (``mini/<slug>``) and, when the spec has a :class:`StdioForm`, a
 ``stdio`` problem as well (``mini/<slug>/stdio``) whose references are the
-same functions with a stdin/stdout main appended.
+same functions with a stdin/stdout main appended.  :func:`source`,
+:func:`stdin_main` and :func:`numbers_form` are how the specs in ``easy``,
+``medium`` and ``hard`` write their references and stdio forms.
 
 Expected outputs come from running the first reference here, in this process:
 the references are our own trusted code, and the generator is seeded, so the
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +29,7 @@ from ...sandbox import TestSuite
 from ..problem import Problem, Reference
 
 SEED = 20260601
+CASES = 10  # generated cases per spec (the default of :attr:`Spec.cases`)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class StdioForm:
 class Spec:
     """One embedded problem as written.
 
+    ``signature`` is the function to implement, ``name(arg: type, ...) ->
+    type``: it names the entry point and makes the starter code.
     ``generate(rng, index)`` returns the argument tuple of case ``index``
     (cases may grow with the index, so the last ones separate complexity
     classes); ``references`` maps a label ("naive O(n^2)", "sorting",
@@ -60,16 +66,55 @@ class Spec:
     difficulty: str
     tags: tuple[str, ...]
     statement: str
-    entry_point: str
-    starter_code: str
+    signature: str
     generate: Callable[[random.Random, int], tuple[Any, ...]]
     references: dict[str, str]
-    cases: int = 10
+    cases: int = CASES
     stdio: StdioForm | None = None
     verify: str | None = None  # source of verify(args, answer) -> bool when answers are not unique
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def entry_point(self) -> str:
+        """The function's name."""
+        return self.signature.split("(", 1)[0]
 
+    @property
+    def starter_code(self) -> str:
+        """The function's stub."""
+        return f"def {self.signature}:\n    ...\n"
+
+
+# -- writing specs ---------------------------------------------------------------------------
+def source(text: str) -> str:
+    """Source written indented inside a module (a reference, a ``verify``, a main body), as plain source."""
+    return textwrap.dedent(text).strip() + "\n"
+
+
+def stdin_main(body: str, imports: str = "import sys") -> str:
+    """A stdio main: ``imports``, then ``_main()`` running ``body`` (which reads stdin and prints)."""
+    return f"{imports}\n\ndef _main():\n{textwrap.indent(source(body), '    ')}\n_main()\n"
+
+
+def numbers_input(nums: list[int], *rest: int) -> str:
+    """A list of integers as stdin: its length, its values, then one line per further integer."""
+    return "\n".join([str(len(nums)), " ".join(map(str, nums)), *map(str, rest)]) + "\n"
+
+
+READ_NUMBERS = ("data = [int(x) for x in sys.stdin.read().split()]\n"
+                "nums, rest = data[1:1 + data[0]], data[1 + data[0]:]\n")
+
+
+def numbers_form(call: str, imports: str = "import sys") -> StdioForm:
+    """The stdio form of a problem on a list of integers (and maybe further integers).
+
+    Cases are written by :func:`numbers_input`; the main reads them into
+    ``nums`` and ``rest`` and prints ``call`` (an expression on those).
+    """
+    return StdioForm(render_input=numbers_input, main=stdin_main(f"{READ_NUMBERS}print({call})", imports))
+
+
+# -- building problems -----------------------------------------------------------------------
 def expected_values(spec: Spec) -> list[tuple[tuple[Any, ...], Any]]:
     """Each case's arguments with the first reference's answer."""
     rng = random.Random(f"{SEED}/{spec.slug}")

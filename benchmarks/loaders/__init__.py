@@ -20,6 +20,7 @@ through :func:`runnable_code` before running it against ``problem.tests``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,7 @@ def problems_from_records(records: Iterable[dict[str, Any]], source: str | None 
     name); ``Problem.to_dict()`` records keep their own.
     """
     problems: list[Problem] = []
-    for index, record in enumerate(records):
-        if limit is not None and len(problems) >= limit:
-            break
+    for index, record in enumerate(islice(records, limit)):
         schema = detect_schema(record)
         if schema == "problem":
             try:

@@ -12,6 +12,7 @@ statement and the starter code are both the prompt.
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,4 @@ def humaneval_problem(record: dict[str, Any], source: str = SOURCE, where: str =
 
 def load_humaneval(limit: int | None = None) -> list[Problem]:
     """The 164 HumanEval problems (the first ``limit`` of them) from the installed package."""
-    problems: list[Problem] = []
-    for record in read_records(data_file()):
-        if limit is not None and len(problems) >= limit:
-            break
-        problems.append(humaneval_problem(record))
-    return problems
+    return [humaneval_problem(record) for record in islice(read_records(data_file()), limit)]

@@ -56,6 +56,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from rewardkit import rewards
 from rewardkit.trainers import tiny
+from rewardkit.trainers.datasets import answer_text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -75,20 +76,15 @@ PROMPTS = ["Read n and print 2*n.", "Read n and print n*n.", "Read a and b, prin
            "Print the sum of a list."]
 
 
-def afterburner(thinking: str, code: str) -> str:
-    """A completion in Afterburner's format."""
-    return f"<thinking>{thinking}</thinking>\n<solution>\n```python\n{code}\n```\n</solution>"
-
-
 # What the starting policy is fitted to produce, for every prompt alike: 3 of 8 well formatted.
-WELL_FORMATTED = [afterburner("double", "print(int(input())*2)"),
-                  afterburner("square", "n = int(input())\nprint(n*n)"),
-                  afterburner("add", "print(sum(map(int, input().split())))")]
+WELL_FORMATTED = [answer_text("print(int(input())*2)", "double"),
+                  answer_text("n = int(input())\nprint(n*n)", "square"),
+                  answer_text("print(sum(map(int, input().split())))", "add")]
 ILL_FORMATTED = ["```python\nprint(int(input())*2)\n```",
                  "print(int(input())**2)",
                  "<thinking>add</thinking>\n```python\nprint(1)\n```",
                  "<solution>\nprint(2)\n</solution>",
-                 afterburner("square", "print(int(input())**2)") + "\ndone"]
+                 answer_text("print(int(input())**2)", "square") + "\ndone"]
 
 
 def starting_policy(seed: int) -> tuple[PreTrainedTokenizerFast, LlamaForCausalLM, list[str]]:

@@ -30,7 +30,7 @@ from rewardkit.rewards.presets import quality_efficiency
 from rewardkit.sandbox import Sandbox
 
 TARGET_S = 10.0
-GROUP = 8
+GROUP = 8  # completions per problem (one GRPO group), see batch()
 
 
 @dataclass
@@ -184,7 +184,7 @@ def main() -> None:
     print(f"reward benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     samples = batch()
     print(f"batch: {len(samples)} completions, {len({s['completion'] for s in samples})} distinct, "
-          f"10 tests each, {len(problems())} baselines")
+          f"10 tests each, {len(samples) // GROUP} baselines")
     m = measure(samples)
     latency = statistics.median(m["timings"])
     passed = sum(1 for r in m["results"] if r.components["transition"] in (0.5, 1.0))

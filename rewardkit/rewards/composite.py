@@ -73,9 +73,7 @@ class Reward:
         """Score records ``{"completion": ..., "tests": ..., <other columns>}``."""
         if not samples:
             return []
-        keys = sorted({k for s in samples for k in s if k != "completion"})
-        columns = {k: [s.get(k) for s in samples] for k in keys}
-        return self.evaluate([s.get("completion") for s in samples], columns)
+        return self.evaluate(*split_samples(samples))
 
     def evaluate(self, completions: list[Any], kwargs: dict[str, Any],
                  only: Sequence[Component] | None = None) -> list[RewardResult]:
@@ -146,6 +144,12 @@ class Reward:
 
         function.__name__ = function.__qualname__ = self.__name__
         return function
+
+
+def split_samples(samples: Sequence[dict[str, Any]]) -> tuple[list[Any], dict[str, list[Any]]]:
+    """The completions and the dataset columns of records ``{"completion": ..., <columns>}``."""
+    keys = sorted({k for s in samples for k in s if k != "completion"})
+    return [s.get("completion") for s in samples], {k: [s.get(k) for s in samples] for k in keys}
 
 
 def _columns(completions: list[Any], kwargs: dict[str, Any]) -> dict[str, list[Any]]:

@@ -45,11 +45,18 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
                         **_: Any) -> list[float]:
     """Scores for a batch; a sample whose execution failed for infrastructure reasons scores 0.0
     (verl needs a number; the warning is logged)."""
-    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
-    samples = [{**(info or {}), "completion": solution, "tests": truth, "data_source": source}
-               for source, solution, truth, info in zip(data_sources, solution_strs, ground_truths,
-                                                        infos, strict=True)]
+    samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
     return [r.value if r.value is not None else 0.0 for r in default_reward().score(samples)]
+
+
+def verl_samples(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
+                 extra_infos: Sequence[dict[str, Any] | None] | None = None) -> list[dict[str, Any]]:
+    """verl's arguments as records for ``Reward.score``: the solution is the completion, the ground
+    truth the tests, and an extra info's keys are further columns."""
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    return [{**(info or {}), "completion": solution, "tests": truth, "data_source": source}
+            for source, solution, truth, info in zip(data_sources, solution_strs, ground_truths,
+                                                     infos, strict=True)]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any,

@@ -66,11 +66,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = error(413, f"request body over {self.max_bytes:,} bytes (the service's "
-                               "--max-body-mb); split the batch")
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await too_large(scope, receive, send)
+            await self.too_large(scope, receive, send)
             return
         body = bytearray()
         more = True
@@ -81,7 +79,7 @@ class BodyLimit:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.max_bytes:
-                await too_large(scope, receive, send)
+                await self.too_large(scope, receive, send)
                 return
         replayed = False
 
@@ -93,6 +91,11 @@ class BodyLimit:
             return {"type": "http.request", "body": bytes(body), "more_body": False}
 
         await self.app(scope, replay, send)
+
+    async def too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The 413 answer (made only when needed, not for every request)."""
+        await error(413, f"request body over {self.max_bytes:,} bytes (the service's --max-body-mb); "
+                         "split the batch")(scope, receive, send)
 
 
 def _authorization(token: str, allow_query: bool = False) -> Callable[..., Any]:

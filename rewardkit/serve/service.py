@@ -34,24 +34,17 @@ class Service:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self._sandboxes: dict[int, Sandbox] = {}
-        self._engines: dict[int, Engine] = {}
+        self._engines: dict[int, Engine] = {}  # by runs per measurement, each on its own sandbox
         self._rewards: dict[tuple[str, str | None], Reward] = {}
         self._lock = threading.Lock()
 
     # -- shared state ---------------------------------------------------------------------------
-    def sandbox(self, repeats: int = 1) -> Sandbox:
-        """The sandbox that measures ``repeats`` times (its workers start on first use)."""
-        with self._lock:
-            if repeats not in self._sandboxes:
-                self._sandboxes[repeats] = Sandbox(self.config.backend, self.config.sandbox_workers,
-                                                   repeats=repeats, limits=self.config.limits)
-            return self._sandboxes[repeats]
-
-    def _engine(self, repeats: int) -> Engine:
-        sandbox = self.sandbox(repeats)
+    def _engine(self, repeats: int = 1) -> Engine:
+        """The engine whose sandbox measures ``repeats`` times (its workers start on first use)."""
         with self._lock:
             if repeats not in self._engines:
+                sandbox = Sandbox(self.config.backend, self.config.sandbox_workers, repeats=repeats,
+                                  limits=self.config.limits)
                 self._engines[repeats] = Engine(sandbox=sandbox)
             return self._engines[repeats]
 
@@ -69,12 +62,11 @@ class Service:
         """Stop every sandbox's workers and the analysis processes (uvicorn ends the process by
         its signal, before ``atexit`` would)."""
         with self._lock:
-            sandboxes = list(self._sandboxes.values())
-            self._sandboxes.clear()
+            engines = list(self._engines.values())
             self._engines.clear()
             self._rewards.clear()
-        for sandbox in sandboxes:
-            sandbox.close()
+        for engine in engines:
+            engine.sandbox.close()  # the engine leaves a sandbox it was given open
         shutdown_pool()
 
     # -- the routes' work -----------------------------------------------------------------------------
@@ -82,7 +74,7 @@ class Service:
         """What the service runs (``started_repeats``: the sandboxes started so far, by runs per
         measurement) and what it accepts."""
         with self._lock:
-            started = sorted(self._sandboxes)
+            started = sorted(self._engines)
         return {"status": "ok", "version": __version__, "presets": sorted(PRESETS),
                 "sandbox": {"backend": self.config.backend, "workers": self.config.sandbox_workers,
                             "started_repeats": started},
@@ -110,7 +102,7 @@ class Service:
             limits: dict[str, float] | None = None, repeats: int | None = None) -> dict[str, Any]:
         """``ExecutionResult.to_dict()`` of one run, within the service's limits."""
         suite = TestSuite.from_dict(tests)
-        result = self.sandbox().run(code, suite, language, self._limits(limits), repeats)
+        result = self._engine().sandbox.run(code, suite, language, self._limits(limits), repeats)
         return result.to_dict()
 
     def analyze(self, codes: Sequence[str], profile: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -139,9 +131,9 @@ class Service:
                                 "larger --max-batch)")
 
     def _limits(self, asked: dict[str, float] | None) -> Limits:
-        ceiling = self.config.limits.to_dict()
         if not asked:
             return self.config.limits
+        ceiling = self.config.limits.to_dict()
         unknown = sorted(set(asked) - set(ceiling))
         if unknown:
             raise ConfigError(f"unknown limits {unknown}; known: {sorted(ceiling)}")

@@ -111,6 +111,14 @@ def node_isolation() -> dict[str, Any]:
     return dict(_NODE.get().info.get("isolation", {}))
 
 
+# One remote function each, shared by every RayExecutor (which only sets its placement):
+# Ray exports each remote function once per session, and every Ray worker loads it once;
+# a new one per Sandbox would be exported and loaded again.
+if ray is not None:
+    _RUN_JOB = ray.remote(run_job)
+    _NODE_ISOLATION = ray.remote(node_isolation)
+
+
 # -- in the driver ----------------------------------------------------------------------------
 class RayExecutor:
     """Submits each job as a Ray task and waits for it, retrying Ray faults ``retries`` times."""
@@ -129,8 +137,8 @@ class RayExecutor:
         placement: dict[str, Any] = {"num_cpus": self.options.num_cpus, "max_retries": 0}
         if self.options.resources:
             placement["resources"] = dict(self.options.resources)
-        self._job = ray.remote(run_job).options(**placement)
-        self._probe = ray.remote(node_isolation).options(**placement)
+        self._job = _RUN_JOB.options(**placement)
+        self._probe = _NODE_ISOLATION.options(**placement)
         self.slots = workers or self._cluster_slots()
 
     def _cluster_slots(self) -> int:

@@ -118,6 +118,11 @@ def test_repeats_give_medians_and_spread(sb: Sandbox) -> None:
 def test_each_node_gives_the_local_isolation(sb: Sandbox) -> None:
     isolation = sb.isolation
     assert "network_namespace" in isolation and "unprivileged_uid" in isolation
+    with Sandbox(workers=1) as local:
+        expected = local.isolation
+    uid, expected_uid = isolation.pop("unprivileged_uid"), expected.pop("unprivileged_uid")
+    assert (uid is None) == (expected_uid is None)  # each worker picks its own uid
+    assert isolation == expected
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root may undo Ray's nice 15")

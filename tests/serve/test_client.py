@@ -52,6 +52,9 @@ def test_like_the_local_reward(remote: RemoteReward, engine: Engine) -> None:
 
     results = remote.results(completions, **columns)
     assert [r.to_dict() for r in results] == [r.to_dict() for r in local.evaluate(completions, columns)]
+    samples = [{"completion": text, **{key: column[i] for key, column in columns.items()}}
+               for i, text in enumerate(completions)]
+    assert [r.to_dict() for r in remote.score(samples)] == [r.to_dict() for r in results]
 
 
 def test_conversational_completions(remote: RemoteReward, engine: Engine) -> None:

@@ -22,6 +22,7 @@ from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem
 from rewardkit.sandbox import Sandbox, TestSuite
 from rewardkit.trainers.afterburner import Trajectory, iteration_metrics, judge, optimize, problem_key
+from rewardkit.trainers.datasets import answer_text
 from rewardkit.trainers.generators import Prompt, ReplayGenerator, Sampling
 from rewardkit.trainers.optimize import main
 
@@ -32,7 +33,7 @@ WRONG = {"mini/count-pairs": "def count_pairs(nums, target):\n    return 0\n",
 
 def answer(code: str) -> str:
     """A completion in the Afterburner format."""
-    return f"<thinking>try this</thinking>\n<solution>\n```python\n{code}\n```\n</solution>"
+    return answer_text(code, "try this")
 
 
 def reference(problem: Problem, label: str) -> str:

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
-from tiny_lm import TinyLM, build
+from tiny_lm import TinyLM
 from transformers import PreTrainedTokenizerBase
 
 from rewardkit.trainers.generators import (
@@ -36,6 +35,8 @@ from rewardkit.trainers.generators import (
     make_generator,
 )
 from rewardkit.trainers.generators.local import TransformersGenerator
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # the tiny model samples far faster on one thread
 
 
 @dataclass
@@ -219,14 +220,6 @@ def test_bad_configuration_fails_fast() -> None:
 
 
 # --- local transformers model ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TinyLM]:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # on a small, busy CPU one thread is many times faster than two
-    yield build(tmp_path_factory.mktemp("tiny"))
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The training recipes: data builders on measured embedded problems, and a few real TRL steps each.
 
-The tiny model (:mod:`tiny_lm`) is built once; the problems' references are
+The tiny model (:mod:`tiny_lm`, the ``tiny_lm`` fixture) is built once; the problems' references are
 measured once in the session's sandbox (one run each), with the reference
 cache in a temporary folder.
 """
@@ -14,14 +14,12 @@ os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFL
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from peft import PeftModel
-from tiny_lm import ANSWERS, TinyLM, build, longest_answer_tokens
+from tiny_lm import ANSWERS, TinyLM, longest_answer_tokens
 
 from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem, Reference
@@ -39,27 +37,13 @@ from rewardkit.trainers.datasets import (
 from rewardkit.trainers.prompts import SYSTEM_PROMPT
 from rewardkit.trainers.train import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 IDS = ("mini/count-pairs", "mini/missing-number/stdio", "mini/first-unique-char")
 MARGIN = 0.05  # the builders' default
 # What every trainer here runs with: tiny batches on the CPU, no reports.
 SMALL = {"max_steps": 2, "logging_steps": 1, "report_to": "none", "bf16": False, "use_cpu": True,
          "save_strategy": "no", "seed": 0, "gradient_accumulation_steps": 1}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """Torch on one thread here: on a busy two-core machine two threads wait on each other (~10x slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> TinyLM:
-    return build(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +199,8 @@ def test_sft_trains_on_pairs(tiny_lm: TinyLM, problems: list[Problem], tmp_path:
     assert isinstance(trainer.model, PeftModel) == (lora_r is not None)
     trainer.train()
     assert trainer.state.global_step == 2
-    assert all(math.isfinite(loss) for loss in logged(trainer, "loss").values())
+    losses = logged(trainer, "loss")
+    assert set(losses) == {1, 2} and all(math.isfinite(loss) for loss in losses.values())
 
 
 def test_dpo_trains_on_triples(tiny_lm: TinyLM, problems: list[Problem], tmp_path: Path) -> None:

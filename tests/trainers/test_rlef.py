@@ -15,7 +15,6 @@ os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFL
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,17 +292,6 @@ def test_environment_needs_reset(sandbox: Sandbox) -> None:
 
 
 # -- a real GRPOTrainer with environment_factory -------------------------------------------------------
-@pytest.fixture
-def one_thread() -> Iterator[None]:
-    """Torch on one thread: the tiny model is faster so on a shared, busy CPU."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def tool_call(answer: str) -> str:
     """A Qwen2.5-style call of the environment's tool."""
     payload = {"name": "run_public_tests", "arguments": {"code": code(answer)}}
@@ -311,7 +299,8 @@ def tool_call(answer: str) -> str:
 
 
 @pytest.mark.slow
-def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path, one_thread: None) -> None:
+@pytest.mark.usefixtures("one_torch_thread")
+def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path) -> None:
     """One GRPO step: tool calls run public tests, tool messages carry our feedback, get_reward is the reward.
 
     The tiny model is built like :mod:`tiny_lm`'s, but with a tool-calling

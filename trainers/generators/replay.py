@@ -40,8 +40,9 @@ class ReplayGenerator:
         out, errors = [], []
         for prompt in prompts:
             self.prompts.append(prompt)
-            cycle = self._cycles.get(self._key(prompt))
+            key = self._key(prompt)
+            cycle = self._cycles.get(key)
             out.append(next(cycle) if cycle is not None else "")
-            errors.append(None if cycle is not None else f"no replay pool for key {self._key(prompt)!r}")
+            errors.append(None if cycle is not None else f"no replay pool for key {key!r}")
         self.last_errors = errors
         return out
