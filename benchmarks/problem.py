@@ -51,6 +51,11 @@ class Problem:
     source: str = ""  # the dataset it came from: mini, venus, mercury, apps, humaneval, a path
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def measured(self) -> bool:
+        """Whether every reference has metrics (filled by ``references.measure_references``)."""
+        return all(r.metrics is not None for r in self.references)
+
     def passing_references(self) -> list[Reference]:
         """References measured on this machine that pass the tests."""
         return [r for r in self.references if r.metrics and r.metrics.get("passed")]

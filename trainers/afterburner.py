@@ -178,7 +178,7 @@ def optimize(problems: Problem | Sequence[Problem], generator: Generator, object
     originals = _originals(chosen, original_code)
     loop = _Loop(chosen, generator, objective, sandbox or Sandbox(repeats=3), sampling)
     try:
-        measure_references([p for p in chosen if any(r.metrics is None for r in p.references)],
+        measure_references([p for p in chosen if not p.measured],
                            loop.sandbox, progress=progress)
         with tqdm(total=iterations + 1, desc="optimizing", unit="iteration", disable=not progress,
                   file=sys.stderr) as bar:

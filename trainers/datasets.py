@@ -120,7 +120,7 @@ def answer_text(code: str, rationale: str, language: str = "python") -> str:
 def _measured(problems: Iterable[Problem]) -> list[Problem]:
     """``problems``, once every reference has metrics; else a ValueError saying what to run."""
     problems = list(problems)
-    unmeasured = [p.problem_id for p in problems if any(r.metrics is None for r in p.references)]
+    unmeasured = [p.problem_id for p in problems if not p.measured]
     if unmeasured:
         raise ValueError(f"references of {', '.join(unmeasured[:3])}{' ...' if len(unmeasured) > 3 else ''} "
                          "are not measured; run rewardkit.benchmarks.references.measure_references first")

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..sandbox import Status
 from . import formulas
-from .engine import OBJECTIVES, ConfigError, Metrics, View
+from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, View
 
 Scored = tuple[float | None, dict[str, Any]]
 
@@ -126,7 +126,7 @@ def _measure(metrics: Metrics, objective: str) -> float | None:
 
 def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> float:
     """Twice the combined relative spread of both measurements, when repeats measured one."""
-    key = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}.get(objective)
+    key = METRIC_OF.get(objective)
     spreads = [m.spread.get(key, 0.0) for m in (baseline, candidate) if key and m.spread]
     if len(spreads) == 2:
         return 2.0 * (spreads[0] ** 2 + spreads[1] ** 2) ** 0.5
@@ -160,8 +160,7 @@ def efficiency(objective: str = "time", noise_floor: float | None = None,
 def percentile(objective: str = "time") -> Component:
     """Venus Beyond against the ``reference_metrics`` column (passing references' metrics)."""
     check_objective(objective)
-    key = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s",
-           "instructions": "instructions"}[objective]
+    key = METRIC_OF.get(objective, objective)  # "instructions" is its own key
 
     def compute(view: View) -> Scored:
         references = view.columns.get("reference_metrics")
