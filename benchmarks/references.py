@@ -21,7 +21,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..sandbox import ExecutionResult, Limits, Sandbox
+from ..sandbox import MEASUREMENT_VERSION, ExecutionResult, Limits, Sandbox
 from .problem import Problem, Reference
 
 METRIC_KEYS = ("passed", "status", "time_s", "peak_memory_kb", "integral_kb_s", "spread")
@@ -48,8 +48,9 @@ def cache_dir() -> Path:
 
 
 def _key(problem: Problem, reference: Reference, sandbox: Sandbox, limits: Limits | None) -> str:
-    blob = json.dumps([reference.code, problem.tests.to_dict(), problem.language, sandbox.backend,
-                       sandbox.meter, sandbox.repeats, limits.to_dict() if limits else None],
+    blob = json.dumps([MEASUREMENT_VERSION, reference.code, problem.tests.to_dict(), problem.language,
+                       sandbox.backend, sandbox.meter, sandbox.repeats, sandbox.packages,
+                       limits.to_dict() if limits else None],
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -4,13 +4,17 @@
 """
 
 from .judge import normalize_output, values_equal
+from .packages import DEFAULT_PACKAGES
+from .runtime.accounting import MEASUREMENT_VERSION
 from .runtime.languages import LANGUAGES
 from .sandbox import Sandbox
 from .suite import Case, SuiteError, TestSuite
 from .types import ExecutionResult, Limits, Status
 
 __all__ = [
+    "DEFAULT_PACKAGES",
     "LANGUAGES",
+    "MEASUREMENT_VERSION",
     "Case",
     "ExecutionResult",
     "Limits",

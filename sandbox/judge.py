@@ -2,10 +2,15 @@
 
 The worker only executes code and reports what happened.  Expected outputs,
 evaluators and HumanEval ``check`` functions stay in this process: outputs are
-compared here, and ``check(candidate)`` runs here with ``candidate`` (and every
-other function the solution defines) replaced by a proxy that forwards the call
-to the sandboxed child and returns plain data.  Evaluators and check sources
-come from the test suite, which the caller trusts; solutions never run here.
+compared here, and ``check(candidate)`` runs here, among the suite's own
+definitions, with ``candidate`` a proxy that forwards each call to the
+sandboxed child and returns plain data; no other name of the solution's
+reaches the check.  Evaluators, definitions and check sources come from the
+test suite, which the caller trusts; solutions never run here.
+
+Whatever goes wrong between this process and the worker (the worker dies,
+hangs, or sends an oversized or malformed reply) raises :class:`WorkerFault`:
+an infrastructure fault, never a verdict on the code.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, Protocol
 
 from .runtime import protocol
@@ -35,8 +41,48 @@ OUTCOME_STATUS = {
 class Transport(Protocol):
     """Anything that answers worker frames: a WorkerProcess, or a fake in tests."""
 
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one frame and return the worker's reply."""
+    def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
+        """Send one frame and return the worker's reply (a frame of at most ``max_frame`` bytes)."""
+
+
+class WorkerFault(RuntimeError):
+    """The worker failed during a job: an infrastructure fault, to be given as ``sandbox_error``.
+
+    The worker must be replaced.  ``started`` says whether the job had begun;
+    if not, nothing of it ran and it may be tried again on another worker.
+    """
+
+    def __init__(self, message: str, started: bool) -> None:
+        super().__init__(message)
+        self.started = started
+
+
+class _Link:
+    """A job's channel to its worker: a failed request becomes a WorkerFault, and stays one."""
+
+    def __init__(self, worker: Transport, timeout: float, max_frame: int) -> None:
+        self._worker, self._timeout, self._max_frame = worker, timeout, max_frame
+        self.op = ""  # the latest request's
+        self.started = False
+        self.fault: WorkerFault | None = None
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The worker's reply to ``message``; WorkerFault on any transport error or worker error."""
+        if self.fault is None:
+            self.op = str(message.get("op"))
+            try:
+                reply = self._worker.request(message, self._timeout, self._max_frame)
+                if reply.get("worker_error"):  # the worker itself raised while answering
+                    raise protocol.ProtocolError(_clip(str(reply.get("error", ""))))
+                return reply
+            except Exception as exc:  # the transport's errors are all infrastructure faults
+                self.fault = self.failed(exc)
+        raise self.fault
+
+    def failed(self, exc: Exception, detail: str = "") -> WorkerFault:
+        """The fault of the latest request, which raised ``exc``."""
+        return WorkerFault(f"sandbox worker fault during {self.op!r}: {detail}{type(exc).__name__}: {exc}",
+                           self.started)
 
 
 @dataclass
@@ -85,27 +131,43 @@ class Tally:
 
 def execute(worker: Transport, code: str, suite: TestSuite, language: str, limits: Limits,
             meter: str) -> ExecutionResult:
-    """Run ``code`` against ``suite`` on ``worker``; raises WorkerGone on infrastructure faults."""
-    timeout = reply_timeout(suite, limits, meter)
+    """Run ``code`` against ``suite`` on ``worker``.
+
+    Raises WorkerFault when the worker fails, including a reply this side
+    cannot read (malformed, or larger than the job's output cap allows).
+    """
+    link = _Link(worker, reply_timeout(suite, limits, meter), protocol.reply_limit(limits.output_kb))
+    try:
+        tally = _judge(link, code, suite, language, limits, meter)
+    except WorkerFault:
+        raise
+    except Exception as exc:  # a reply without the fields it must have: the worker spoke nonsense
+        raise link.failed(exc, "its reply cannot be read: ") from exc
+    if link.fault is not None:  # a fault that the check's own ``except`` swallowed
+        raise link.fault
+    return tally.result(meter)
+
+
+def _judge(link: _Link, code: str, suite: TestSuite, language: str, limits: Limits,
+           meter: str) -> Tally:
+    """Begin the job, run its cases, end it: the tally of verdict and figures."""
     kind = "program" if suite.mode == "stdio" else "module"
     wire_limits = limits.to_dict()
     if kind == "module":
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
-    begun = worker.request({"op": "begin", "code": code, "language": language, "kind": kind,
-                            "limits": wire_limits, "meter": meter,
-                            "prelude": suite.mode == "call"}, timeout)
+    begun = link.ask({"op": "begin", "code": code, "language": language, "kind": kind,
+                      "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"})
+    link.started = True
     tally = Tally(total=len(suite))
-    try:
-        if not begun.get("ok"):
-            _failed_start(tally, begun, limits)
-        elif suite.mode == "stdio":
-            _run_stdio(worker, suite, limits, tally, timeout)
-        elif suite.mode == "call":
-            _run_calls(worker, suite, limits, tally, timeout)
-        else:
-            _run_check(worker, suite, begun.get("names", []), limits, tally, timeout)
-    finally:
-        ended = worker.request({"op": "end"}, timeout)
+    if not begun.get("ok"):
+        _failed_start(tally, begun, limits)
+    elif suite.mode == "stdio":
+        _run_stdio(link, suite, limits, tally)
+    elif suite.mode == "call":
+        _run_calls(link, suite, tally)
+    else:
+        _run_check(link, suite, begun.get("names", []), tally)
+    ended = link.ask({"op": "end"})
     if kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
         if ended["outcome"] != "ok":
@@ -113,7 +175,7 @@ def execute(worker: Transport, code: str, suite: TestSuite, language: str, limit
     if tally.passed < tally.total:  # e.g. the process vanished mid-call with exit code 0
         tally.fail(Status.RUNTIME_ERROR, None,
                    "The solution's process ended before every test had run.")
-    return tally.result(meter)
+    return tally
 
 
 def reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
@@ -135,7 +197,7 @@ def _failed_start(tally: Tally, begun: dict[str, Any], limits: Limits) -> None:
             detail = begun.get("traceback") or begun.get("message", "")
             tally.fail(Status.RUNTIME_ERROR, None, "Error while loading the solution:\n" + detail)
     else:
-        raise protocol.ProtocolError(f"worker could not begin the job: {begun}")
+        raise protocol.ProtocolError(f"worker could not begin the job: {_clip(repr(begun))}")
 
 
 def _outcome_failure(tally: Tally, report: dict[str, Any], index: int | None,
@@ -180,12 +242,11 @@ def _stdio_matches(suite: TestSuite, expected: str, actual: str) -> bool:
         return False
 
 
-def _run_stdio(worker: Transport, suite: TestSuite, limits: Limits, tally: Tally,
-               timeout: float) -> None:
+def _run_stdio(link: _Link, suite: TestSuite, limits: Limits, tally: Tally) -> None:
     for index, case in enumerate(suite.cases):
-        report = worker.request({"op": "run", "stdin": case.input}, timeout)
+        report = link.ask({"op": "run", "stdin": case.input})
         if not report.get("ok"):
-            raise protocol.ProtocolError(f"worker could not run the case: {report}")
+            raise protocol.ProtocolError(f"worker could not run the case: {_clip(repr(report))}")
         tally.add_usage(report)
         if report["outcome"] != "ok":
             _outcome_failure(tally, report, index, limits)
@@ -225,13 +286,12 @@ def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-def _run_calls(worker: Transport, suite: TestSuite, limits: Limits, tally: Tally,
-               timeout: float) -> None:
+def _run_calls(link: _Link, suite: TestSuite, tally: Tally) -> None:
     entry = str(suite.entry_point)
     for index, case in enumerate(suite.cases):
         message = {"op": "call", "name": entry, "args": protocol.encode_value(list(case.args)),
                    "return_arg": case.return_arg}
-        reply = worker.request(message, timeout)
+        reply = link.ask(message)
         if reply.get("gone"):
             return  # the end-of-job report says why (timeout, memory, exit)
         if not reply.get("ok"):
@@ -273,19 +333,19 @@ class RemoteGone(Exception):
 
 
 class _Remote:
-    """Stands in for a function of the solution inside the trusted check."""
+    """Stands in for the solution's entry point inside the trusted check."""
 
-    def __init__(self, worker: Transport, name: str, timeout: float) -> None:
-        self._worker, self._name, self._timeout = worker, name, timeout
+    def __init__(self, link: _Link, name: str) -> None:
+        self._link = link
         self.__name__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            message = {"op": "call", "name": self._name, "args": protocol.encode_value(list(args)),
+            message = {"op": "call", "name": self.__name__, "args": protocol.encode_value(list(args)),
                        "kwargs": protocol.encode_value(kwargs)}
         except protocol.NotPlainData as exc:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
-        reply = self._worker.request(message, self._timeout)
+        reply = self._link.ask(message)
         if reply.get("gone"):
             raise RemoteGone(reply.get("error", "the solution exited"))
         if not reply.get("ok"):
@@ -296,18 +356,33 @@ class _Remote:
             raise RemoteError(str(exc)) from exc
 
 
-def _run_check(worker: Transport, suite: TestSuite, names: list[str], limits: Limits,
-               tally: Tally, timeout: float) -> None:
+def _check_namespace(suite: TestSuite, candidate: Any) -> dict[str, Any]:
+    """The globals the check runs in: the suite's definitions, ``entry_point`` = ``candidate``, the check.
+
+    Nothing else of the solution's is there: a helper or a builtin it
+    redefines does not change what the check calls.
+    """
+    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__"}
+    if suite.definitions is not None:
+        exec(_compiled(suite.definitions, "<definitions>"), namespace)  # nosec B102 - the suite's trusted source
+    namespace[str(suite.entry_point)] = candidate
+    exec(_compiled(str(suite.check), "<check>"), namespace)  # nosec B102 - the suite's trusted check
+    return namespace
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str, name: str) -> CodeType:
+    return compile(source, name, "exec")
+
+
+def _run_check(link: _Link, suite: TestSuite, names: Any, tally: Tally) -> None:
     entry = str(suite.entry_point)
-    names = [name for name in names if isinstance(name, str) and name.isidentifier()]
-    if entry not in names:
+    if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__"}
-    namespace.update({name: _Remote(worker, name, timeout) for name in names})
+    candidate = _Remote(link, entry)
     try:
-        exec(compile(str(suite.check), "<check>", "exec"), namespace)  # nosec B102 - the suite's trusted check
-        namespace["check"](namespace[entry])
+        _check_namespace(suite, candidate)["check"](candidate)
     except RemoteGone:
         return  # the end-of-job report says why
     except RemoteError as exc:

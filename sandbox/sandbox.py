@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import queue
@@ -15,9 +16,9 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from . import judge
-from .backends.process import WorkerGone, WorkerProcess
+from .backends.process import WorkerProcess
+from .packages import DEFAULT_PACKAGES, package_paths
 from .runtime.languages import resolve_language
-from .runtime.protocol import ProtocolError
 from .suite import TestSuite
 from .types import ExecutionResult, Limits, Status
 
@@ -99,7 +100,12 @@ class Executor(Protocol):
 
 
 class PoolExecutor:
-    """Jobs on a :class:`WorkerPool` (local or docker workers); a failed worker is retried once."""
+    """Jobs on a :class:`WorkerPool` (local or docker workers).
+
+    A worker fault gives ``sandbox_error`` and the worker is replaced; a job
+    whose worker failed before the job began (a worker that died while idle,
+    or could not start) is tried once more on a fresh one.
+    """
 
     def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool) -> None:
         self.slots = size
@@ -108,15 +114,19 @@ class PoolExecutor:
 
     def execute(self, code: str, suite: TestSuite, language: str, limits: Limits,
                 meter: str) -> ExecutionResult:
-        """Run one job on a leased worker."""
+        """Run one job on a leased worker; never raises for a worker's fault."""
         for attempt in (1, 2):
             try:
                 with self._pool.lease() as worker:
                     return judge.execute(worker, code, suite, language, limits, meter)
-            except (WorkerGone, ProtocolError, OSError) as exc:
-                log.warning("sandbox worker failed (attempt %d): %s", attempt, exc)
-                error = exc
-        return ExecutionResult.sandbox_error(f"sandbox worker failed: {error}", len(suite))
+            except judge.WorkerFault as exc:
+                fault, again = str(exc), not exc.started
+            except Exception as exc:  # the pool could not start a worker
+                fault, again = f"could not start a sandbox worker: {type(exc).__name__}: {exc}", True
+            log.warning("%s (attempt %d)", fault, attempt)
+            if not again:
+                break
+        return ExecutionResult.sandbox_error(fault, len(suite))
 
     def isolation(self) -> dict[str, Any]:
         """The isolation a live worker reported when it started."""
@@ -142,12 +152,15 @@ class Sandbox:
     ``repeats=k`` runs a passing solution k times and reports medians, with the
     relative spread of each metric in ``ExecutionResult.spread``.
     ``workers`` is how many jobs run at once (default: the CPU count, or with
-    ``backend="ray"`` the cluster's task slots).  Backend options go in
+    ``backend="ray"`` the cluster's task slots).  ``packages`` are the
+    third-party packages a Python solution may import (default
+    :data:`DEFAULT_PACKAGES`); nothing else installed is visible to it.  Backend options go in
     ``**options``: see :mod:`.backends.docker` and :mod:`.backends.ray`.
     """
 
     def __init__(self, backend: str = "local", workers: int | None = None, meter: str = "time",
-                 repeats: int = 1, limits: Limits | None = None, **options: Any) -> None:
+                 repeats: int = 1, limits: Limits | None = None,
+                 packages: Sequence[str] = DEFAULT_PACKAGES, **options: Any) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
@@ -156,7 +169,9 @@ class Sandbox:
             raise ValueError("repeats must be at least 1")
         self.backend, self.meter, self.repeats = backend, meter, repeats
         self.limits = limits or Limits()
-        self._executor = _open_backend(backend, workers, self.limits, options)
+        self.packages = tuple(packages)
+        package_paths(self.packages)  # fail fast, naming a package that is not installed
+        self._executor = _open_backend(backend, workers, self.limits, self.packages, options)
         self.workers = self._executor.slots
         self._closed = False
 
@@ -219,22 +234,23 @@ class Sandbox:
         return self._executor.execute(code, suite, language, limits, self.meter)
 
 
-def _open_backend(backend: str, workers: int | None, limits: Limits,
+def _open_backend(backend: str, workers: int | None, limits: Limits, packages: tuple[str, ...],
                   options: dict[str, Any]) -> Executor:
     if backend == "ray":
         from .backends.ray import RayExecutor
 
-        return RayExecutor(workers, **options)
+        return RayExecutor(workers, packages, **options)
     if backend == "local":
         if options:
             raise TypeError(f"the local backend takes no options, got {sorted(options)}")
         from .backends.local import start_local_worker
 
-        factory, fresh = start_local_worker, False
+        factory: Callable[[], WorkerProcess] = functools.partial(start_local_worker, packages)
+        fresh = False
     else:
         from .backends.docker import docker_factory
 
-        factory, fresh = docker_factory(limits, **options)
+        factory, fresh = docker_factory(limits, packages, **options)
     return PoolExecutor(factory, workers or max(1, os.cpu_count() or 1), fresh)
 
 

@@ -33,7 +33,17 @@ class TestSuite:
     * ``call``: ``entry_point`` (``"func"`` or ``"Class.method"``) and
       ``cases`` of ``{"args": [...], "expected": ...}``.
     * ``script``: ``entry_point`` and ``check`` source defining
-      ``check(candidate)`` (HumanEval style).
+      ``check(candidate)`` (HumanEval style), and optional ``definitions``:
+      the problem's own source, such as HumanEval's prompt with its imports
+      and the helpers the check calls (``poly``, ``encode_cyclic``).  The
+      check runs in the trusted process, in a namespace made of
+      ``definitions`` and then ``check``, where ``entry_point`` alone stands
+      for the solution (each call runs in the sandbox); no other name the
+      solution defines reaches the check::
+
+        {"mode": "script", "entry_point": "find_zero",
+         "definitions": "import math\\ndef poly(xs, x):\\n    return sum(...)\\n",
+         "check": "def check(candidate):\\n    assert abs(poly([1, 2], candidate([1, 2]))) < 1e-4\\n"}
     """
 
     __test__ = False  # not a pytest class
@@ -43,6 +53,7 @@ class TestSuite:
     entry_point: str | None = None
     check: str | None = None
     evaluator: str | None = None
+    definitions: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
@@ -70,17 +81,20 @@ class TestSuite:
         entry_point = data.get("entry_point")
         check = data.get("check")
         evaluator = data.get("evaluator")
+        definitions = data.get("definitions")
         if mode in ("call", "script") and not entry_point:
             raise SuiteError(f"{mode} mode needs an 'entry_point'")
         if mode == "script" and not isinstance(check, str):
             raise SuiteError("script mode needs 'check' source defining check(candidate)")
+        if definitions is not None and (mode != "script" or not isinstance(definitions, str)):
+            raise SuiteError("'definitions' is source (a string), and only script mode has it")
         if mode != "script" and not cases:
             raise SuiteError(f"{mode} mode needs at least one case in 'cases'")
-        for name, source in (("check", check), ("evaluator", evaluator)):
+        for name, source in (("check", check), ("evaluator", evaluator), ("definitions", definitions)):
             if source is not None:
                 _compiles(name, source)
-        known = {"mode", "cases", "entry_point", "check", "evaluator"}
-        return cls(mode, cases, entry_point, check, evaluator,
+        known = {"mode", "cases", "entry_point", "check", "evaluator", "definitions"}
+        return cls(mode, cases, entry_point, check, evaluator, definitions,
                    {k: v for k, v in data.items() if k not in known})
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +113,8 @@ class TestSuite:
         else:
             out["entry_point"] = self.entry_point
             out["check"] = self.check
+            if self.definitions is not None:
+                out["definitions"] = self.definitions
         return out | self.extra
 
 

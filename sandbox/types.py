@@ -34,7 +34,8 @@ class Limits:
 
     ``time_s`` bounds each test case (wall clock, and CPU through RLIMIT_CPU);
     ``memory_mb`` the address space (or the heap flag of JVM/Node/Go) and the
-    peak RSS; ``output_kb`` stdout plus stderr per test case.
+    memory of the run's whole process tree (its cgroup, tmpfs included);
+    ``output_kb`` stdout plus stderr per test case (and the size of a call reply).
     """
 
     time_s: float = 10.0
@@ -58,9 +59,11 @@ class Limits:
 class ExecutionResult:
     """What running a solution against a suite produced.
 
-    Units: seconds (``time_s`` is CPU time of the solution's own work,
-    ``wall_s`` elapsed time), KiB (``peak_memory_kb``), KiB·s
-    (``integral_kb_s``).  With ``repeats > 1`` the metrics are medians and
+    Units: seconds (``time_s`` is CPU time of the solution's own work, every
+    process it started included; ``wall_s`` elapsed time), KiB
+    (``peak_memory_kb``: the high-water mark of the memory the run added, all
+    its processes and tmpfs files together), KiB·s (``integral_kb_s``, of the
+    same memory over time).  With ``repeats > 1`` the metrics are medians and
     ``spread`` holds each metric's relative spread (MAD / median).
     """
 

@@ -138,12 +138,13 @@ def call_suite(spec: Spec, values: list[tuple[tuple[Any, ...], Any]]) -> TestSui
     if spec.verify is None:
         return TestSuite.from_dict({"mode": "call", "entry_point": spec.entry_point,
                                     "cases": [{"args": list(a), "expected": e} for a, e in values]})
-    check = (f"{spec.verify}\n\nCASES = {json.dumps([list(a) for a, _ in values])}\n\n"
+    check = (f"CASES = {json.dumps([list(a) for a, _ in values])}\n\n"
              "import copy\n\n"
              "def check(candidate):\n"
              "    for args in CASES:  # the candidate gets a copy: sorting it in place must not fool verify\n"
              "        assert verify(args, candidate(*copy.deepcopy(args))), f'wrong answer for {args!r}'\n")
-    return TestSuite.from_dict({"mode": "script", "entry_point": spec.entry_point, "check": check})
+    return TestSuite.from_dict({"mode": "script", "entry_point": spec.entry_point,
+                                "definitions": spec.verify, "check": check})
 
 
 def stdio_suite(spec: Spec, form: StdioForm, values: list[tuple[tuple[Any, ...], Any]]) -> TestSuite:

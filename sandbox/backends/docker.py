@@ -12,7 +12,7 @@ What the container adds to the worker's own rlimits and process-tree kill:
 * no network at all (``--network none``: only a loopback device);
 * the host filesystem is invisible: the root is the image, mounted read-only;
   the only writable place is a private 512 MB tmpfs at /tmp; the runtime code
-  is a read-only bind mount;
+  and the allow-listed packages are read-only bind mounts;
 * runs as uid/gid 65534 with every capability dropped and
   ``no-new-privileges`` (no setuid escalation);
 * cgroup limits for the whole container: memory (``memory_mb`` + 256 MB for
@@ -26,25 +26,29 @@ What it does not give: protection from kernel exploits (containers share the
 host kernel; there is no seccomp profile beyond docker's default, no
 user-namespace remapping, no gVisor), from timing or cache side channels, or
 from a hostile docker daemon.  With ``warm_pool=True`` the jobs of one
-container share it one after another: each runs in a fresh work dir and
-leftover processes are killed, but a job could leave files in /tmp outside
-its work dir for the next one to see; use the default fresh containers when
-that matters.  The worker runs as the same uid as the solution inside the
-container (there is no root to switch from), so the worker process itself is
-protected only by the pid-1 signal rules and by holding no secrets: expected
-outputs never enter the container.
+container share it one after another: each runs in a fresh work dir, and after
+every run the processes it left are killed and everything it wrote to /tmp,
+/dev/shm and /dev/mqueue, and its SysV IPC objects, are removed
+(:mod:`..runtime.scratch`).  The worker runs as the same uid as the solution
+inside the container (there is no root to switch from), so it makes itself
+non-dumpable (a run cannot trace it or read its memory), is protected from
+signals by the pid-1 rules, and holds no secrets: expected outputs never enter
+the container.  It cannot make a cgroup per run; it charges each run from the
+container's own cgroup (:mod:`..runtime.accounting`, method ``container``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess  # nosec B404 - this backend drives the docker CLI
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..packages import DEFAULT_PACKAGES, package_paths
 from ..types import Limits
 from .local import RUNTIME_DIR, boot_command
 from .process import WorkerProcess
@@ -52,6 +56,7 @@ from .process import WorkerProcess
 DEFAULT_IMAGE = "rewardkit-sandbox:latest"
 LABEL = "rewardkit=sandbox"
 MOUNT_DIR = "/opt/rewardkit/runtime"
+PACKAGES_DIR = "/opt/rewardkit/packages"
 WORKER_OVERHEAD_MB = 256
 SETUP_HINT = "run `make docker` (or `scripts/docker-setup.sh`) to install, start and build it"
 
@@ -84,9 +89,14 @@ class DockerWorker(WorkerProcess):
                        stderr=subprocess.DEVNULL, timeout=60, check=False)  # nosec B603 - own argv, no shell
 
 
-def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, pids: int = 128,
+def docker_argv(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
+                image: str = DEFAULT_IMAGE, cpus: float = 1.0, pids: int = 128,
                 docker: str = "docker", name: str | None = None) -> list[str]:
-    """The ``docker run`` command line of one worker container."""
+    """The ``docker run`` command line of one worker container.
+
+    The allow-listed packages are bound read-only under :data:`PACKAGES_DIR`,
+    the only folder the worker adds to ``sys.path``.
+    """
     memory = f"{limits.memory_mb + WORKER_OVERHEAD_MB}m"
     argv = [
         docker, "run", "-i", "--rm",
@@ -103,9 +113,12 @@ def docker_argv(limits: Limits, image: str = DEFAULT_IMAGE, cpus: float = 1.0, p
         "--env", "PYTHONHASHSEED=0", "--env", "LANG=C.UTF-8",
         "-v", f"{RUNTIME_DIR}:{MOUNT_DIR}:ro",
     ]
+    for path in package_paths(packages):
+        argv += ["-v", f"{path}:{PACKAGES_DIR}/{os.path.basename(path)}:ro"]
     if name is not None:
         argv += ["--name", name]
-    return [*argv, image, "python3", "-s", "-c", boot_command(MOUNT_DIR)]
+    setup = json.dumps({"sys_path": [PACKAGES_DIR]})
+    return [*argv, image, "python3", "-s", "-c", boot_command(MOUNT_DIR), "", setup]
 
 
 def check_docker(image: str = DEFAULT_IMAGE, docker: str = "docker") -> None:
@@ -120,7 +133,8 @@ def check_docker(image: str = DEFAULT_IMAGE, docker: str = "docker") -> None:
         raise RuntimeError(f"the docker image {image!r} is missing; {SETUP_HINT}")
 
 
-def docker_factory(limits: Limits, image: str = DEFAULT_IMAGE, warm_pool: bool = False,
+def docker_factory(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
+                   image: str = DEFAULT_IMAGE, warm_pool: bool = False,
                    cpus: float = 1.0, pids: int = 128,
                    docker: str = "docker") -> tuple[Callable[[], WorkerProcess], bool]:
     """A factory of container workers, and whether each serves a single job (``fresh``)."""
@@ -134,7 +148,7 @@ def docker_factory(limits: Limits, image: str = DEFAULT_IMAGE, warm_pool: bool =
 
     def start() -> WorkerProcess:
         name = f"rewardkit-{uuid.uuid4().hex[:12]}"
-        argv = docker_argv(limits, image, cpus, pids, docker, name)
+        argv = docker_argv(limits, packages, image, cpus, pids, docker, name)
         return DockerWorker(argv, env, docker, name, container)
 
     return start, not warm_pool

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import subprocess  # nosec B404 - a worker is a child process by design
 import tempfile
 import time
 from typing import Any
+
+import psutil
 
 from ..runtime import protocol
 
@@ -35,7 +38,7 @@ class WorkerProcess:
         self._stdin = self._proc.stdin
         self._stdout_fd = self._proc.stdout.fileno()
         os.set_blocking(self._stdout_fd, False)
-        self._frames = protocol.FrameBuffer()
+        self._frames = protocol.FrameBuffer(protocol.REPLY_OVERHEAD)
         self.info = self.request({"op": "hello"}, timeout=start_timeout)
         if not self.info.get("ok"):
             raise WorkerGone(f"worker refused to start: {self.info}")
@@ -45,44 +48,70 @@ class WorkerProcess:
         """Whether the worker process is still running."""
         return self._proc.poll() is None
 
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send one frame and wait for the reply; raise WorkerGone on any fault."""
+    def request(self, message: dict[str, Any], timeout: float,
+                max_frame: int = protocol.REPLY_OVERHEAD) -> dict[str, Any]:
+        """Send one frame and wait for the reply, a frame of at most ``max_frame`` bytes.
+
+        Any fault (the worker gone, silent for ``timeout`` s, or sending an
+        oversized or malformed frame) kills the worker and raises WorkerGone.
+        """
         try:
+            self._expect_silence()
             self._stdin.write(protocol.encode_frame(message))
             self._stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise WorkerGone(f"worker is gone ({exc}); {self.log_tail()}") from exc
+            return self._reply(timeout, max_frame)
+        except Exception as exc:  # whatever the transport raised, the worker cannot go on
+            tail = self.log_tail()
+            self.kill()
+            raise WorkerGone(f"{type(exc).__name__}: {exc}; {tail}") from exc
+
+    def _expect_silence(self) -> None:
+        """Refuse bytes that arrived before a request asked for them (and notice a dead worker)."""
+        if self._frames.pending or select.select([self._stdout_fd], [], [], 0)[0]:
+            self._read_chunk()
+            raise protocol.ProtocolError("the worker sent bytes that no request asked for")
+
+    def _reply(self, timeout: float, max_frame: int) -> dict[str, Any]:
+        self._frames.limit = max_frame
         deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(self._stdout_fd, selectors.EVENT_READ)
-            while True:
-                frame = self._frames.pop()
-                if frame is not None:
-                    return frame
+            while (frame := self._frames.pop()) is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    self.close()
-                    raise WorkerGone(f"worker did not answer {message.get('op')!r} in {timeout:.0f} s")
-                if not selector.select(remaining):
-                    continue
-                try:
-                    chunk: bytes | None = os.read(self._stdout_fd, 1 << 20)
-                except BlockingIOError:  # woken with nothing to read after all: select again
-                    chunk = None
-                if chunk == b"":
-                    self.close()
-                    raise WorkerGone(f"worker exited; {self.log_tail()}")
-                if chunk:
-                    self._frames.feed(chunk)
+                    raise TimeoutError(f"the worker did not answer in {timeout:.0f} s")
+                if selector.select(remaining):
+                    self._read_chunk()
+        return frame
+
+    def _read_chunk(self) -> None:
+        try:
+            chunk = os.read(self._stdout_fd, 1 << 20)
+        except BlockingIOError:  # woken with nothing to read after all: select again
+            return
+        if not chunk:
+            raise EOFError("the worker exited")
+        self._frames.feed(chunk)
 
     def log_tail(self, limit: int = 2000) -> str:
         """The end of the worker's stderr log, for error messages."""
         try:
-            self._log.seek(0)
+            size = self._log.seek(0, os.SEEK_END)
+            self._log.seek(max(0, size - 4 * limit))
             text = self._log.read().decode("utf-8", "replace")
         except (OSError, ValueError):
             return ""
         return f"worker log: {text[-limit:]}" if text.strip() else "worker log is empty"
+
+    def kill(self) -> None:
+        """Kill the worker and every process it started, then close it."""
+        if self._proc.poll() is None:  # not reaped: the pid is still this worker's
+            with contextlib.suppress(psutil.Error):
+                for process in psutil.Process(self._proc.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        process.kill()
+            self._proc.kill()
+        self.close()
 
     def close(self) -> None:
         """End the worker (EOF first, kill after 5 s) and release its pipes and log."""

@@ -75,14 +75,16 @@ class _NodeWorker:
 
     def __init__(self) -> None:
         self._worker: WorkerProcess | None = None
+        self._packages: tuple[str, ...] = ()
 
-    def get(self) -> WorkerProcess:
-        """The warm worker, started when missing or dead."""
-        if self._worker is None or not self._worker.alive:
+    def get(self, packages: tuple[str, ...]) -> WorkerProcess:
+        """The warm worker for these importable packages, started when missing, dead or different."""
+        if self._worker is None or not self._worker.alive or packages != self._packages:
             self.drop()
             with contextlib.suppress(PermissionError):  # undo Ray's nice 15 (root only)
                 os.setpriority(os.PRIO_PROCESS, 0, 0)
-            self._worker = start_local_worker()
+            self._worker = start_local_worker(packages)
+            self._packages = packages
         return self._worker
 
     def drop(self) -> None:
@@ -96,19 +98,19 @@ _NODE = _NodeWorker()
 atexit.register(_NODE.drop)
 
 
-def run_job(code: str, suite: TestSuite, language: str, limits: Limits,
-            meter: str) -> dict[str, Any]:
+def run_job(code: str, suite: TestSuite, language: str, limits: Limits, meter: str,
+            packages: tuple[str, ...]) -> dict[str, Any]:
     """The Ray task: judge one job on this node's warm worker; a worker fault raises."""
     try:
-        return judge.execute(_NODE.get(), code, suite, language, limits, meter).to_dict()
+        return judge.execute(_NODE.get(packages), code, suite, language, limits, meter).to_dict()
     except BaseException:
         _NODE.drop()
         raise
 
 
-def node_isolation() -> dict[str, Any]:
+def node_isolation(packages: tuple[str, ...]) -> dict[str, Any]:
     """The Ray task behind ``Sandbox.isolation``: what this node's worker could switch on."""
-    return dict(_NODE.get().info.get("isolation", {}))
+    return dict(_NODE.get(packages).info.get("isolation", {}))
 
 
 # One remote function each, shared by every RayExecutor (which only sets its placement):
@@ -123,7 +125,7 @@ if ray is not None:
 class RayExecutor:
     """Submits each job as a Ray task and waits for it, retrying Ray faults ``retries`` times."""
 
-    def __init__(self, workers: int | None, **options: Any) -> None:
+    def __init__(self, workers: int | None, packages: tuple[str, ...], **options: Any) -> None:
         if ray is None:
             raise RuntimeError(f"backend='ray' needs the ray package: {INSTALL_HINT}")
         known = [f.name for f in fields(RayOptions)]
@@ -131,6 +133,7 @@ class RayExecutor:
         if unknown:
             raise TypeError(f"the ray backend takes the options {known}, not {unknown}")
         self.options = RayOptions(**options)
+        self.packages = packages
         if not ray.is_initialized():
             ray.init(address=self.options.address, include_dashboard=False,
                      log_to_driver=False, logging_level=logging.ERROR)
@@ -153,7 +156,7 @@ class RayExecutor:
         timeout = self.options.timeout_s or judge.reply_timeout(suite, limits, meter) + START_MARGIN_S
         attempts = self.options.retries + 1
         for attempt in range(1, attempts + 1):
-            ref = self._job.remote(code, suite, language, limits, meter)
+            ref = self._job.remote(code, suite, language, limits, meter, self.packages)
             try:
                 return ExecutionResult.from_dict(ray.get(ref, timeout=timeout))
             except GetTimeoutError:
@@ -166,7 +169,7 @@ class RayExecutor:
 
     def isolation(self) -> dict[str, Any]:
         """What the worker on the node that ran the probe could switch on."""
-        info: dict[str, Any] = ray.get(self._probe.remote(), timeout=START_MARGIN_S)
+        info: dict[str, Any] = ray.get(self._probe.remote(self.packages), timeout=START_MARGIN_S)
         return info
 
     def close(self) -> None:

@@ -1,18 +1,16 @@
-"""What keeps a child process in: namespaces, an unprivileged uid, rlimits.
+"""What keeps a child process in: namespaces, a filesystem view, an unprivileged uid, rlimits.
 
-The worker calls :func:`enter_worker_namespaces` once at start and
-:func:`prepare_child` in every forked child before the untrusted code runs.
-Each measure is applied when the kernel and the worker's privileges allow it;
-:class:`Isolation` records which ones are in force so the parent can report
-them.  What this does *not* protect against: kernel exploits, side channels,
-CPU-time stealing below the rlimit, and reading world-readable host files that
-are not hidden by the mounts below (the docker backend narrows that further).
+The worker calls :func:`enter_worker_namespaces` once at start, which also
+builds the run's filesystem view (:mod:`.view`), and :func:`prepare_child` in
+every forked child before the untrusted code runs.  Each measure is applied
+when the kernel and the worker's privileges allow it; :class:`Isolation`
+records which ones are in force so the parent can report them.  What this does
+*not* protect against: kernel exploits and side channels.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import resource
@@ -20,25 +18,31 @@ import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY = 1
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_REMOUNT = 32
-MS_BIND = 4096
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
+from . import view
+from .mounts import (
+    CLONE_NEWIPC,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWPID,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_REC,
+    bind_read_only,
+    check,
+    libc,
+    mount,
+    unshare,
+)
+
 ADDR_NO_RANDOMIZE = 0x0040000
+PR_SET_PDEATHSIG = 1  # the run dies with its worker (as its pid 1, it takes the rest along)
 
 # World-writable places that get a private tmpfs so nothing written there is
 # seen by the host or outlives the worker.
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # nosec B108 - covered, not used
 # Home directories that are hidden; only toolchains that live there are shown.
 HIDDEN_HOMES = ("/root",)
-
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass
@@ -50,6 +54,10 @@ class Isolation:
     mount_namespace: bool = False
     pid_namespace_per_run: bool = False
     hidden_homes: list[str] = field(default_factory=list)
+    view: str | None = None  # root of the allow-list filesystem view runs are confined to
+    filesystem: str = "host"  # "allow-list" with a view, else what the worker could hide
+    scratch: str = "shared"  # "per-run": fresh /tmp, /var/tmp, /dev/shm and SysV IPC each run
+    accounting: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,30 +65,13 @@ class Isolation:
         return asdict(self)
 
 
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
+def enter_worker_namespaces(keep_paths: list[str], packages: list[str],
+                            hidden: list[str]) -> Isolation:
+    """Move this worker into private network and mount namespaces (root only), and build the view.
 
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    _check(
-        _libc.mount(
-            source.encode(),
-            target.encode(),
-            fstype.encode() if fstype else None,
-            ctypes.c_ulong(flags),
-            data.encode() if data else None,
-        ),
-        f"mount {target}",
-    )
-
-
-def enter_worker_namespaces(keep_paths: list[str]) -> Isolation:
-    """Move this worker into private network and mount namespaces (root only).
-
-    ``keep_paths`` are toolchain directories (the Python prefix, say) that lie
-    under a hidden home and must stay reachable at the same path.
+    ``keep_paths`` are directories runs need at the same path (the Python
+    prefix, the runtime); ``packages`` the paths of the importable packages;
+    ``hidden`` folders the view covers even where it shows their parent.
     """
     iso = Isolation()
     if os.geteuid() != 0:
@@ -88,12 +79,12 @@ def enter_worker_namespaces(keep_paths: list[str]) -> Isolation:
         return iso
     iso.unprivileged_uid = 100000 + os.getpid()
     try:
-        _check(_libc.unshare(CLONE_NEWNET | CLONE_NEWNS), "unshare")
+        unshare(CLONE_NEWNET | CLONE_NEWNS, "unshare")
     except OSError as exc:
         iso.notes.append(f"namespaces unavailable ({exc}); uid switch and rlimits only")
         return iso
     iso.network_namespace = iso.mount_namespace = True
-    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    mount("none", "/", None, MS_REC | MS_PRIVATE)
     for home in HIDDEN_HOMES:
         if os.path.isdir(home) and not os.stat(home).st_mode & 0o001:
             _cover(home, "size=1m,mode=0755", keep_paths)
@@ -101,11 +92,17 @@ def enter_worker_namespaces(keep_paths: list[str]) -> Isolation:
     for path in SCRATCH_DIRS:
         if os.path.isdir(path):
             _cover(path, "size=512m,mode=1777", keep_paths)
+    iso.filesystem = "host without " + ", ".join(iso.hidden_homes or ["nothing"])
     try:
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
     except OSError as exc:
         iso.notes.append(f"/proc not remounted with hidepid ({exc})")
     iso.pid_namespace_per_run = _pid_namespace_works()
+    try:
+        iso.view = view.build(keep_paths, packages, hidden)
+        iso.filesystem, iso.scratch = "allow-list", "per-run"
+    except OSError as exc:
+        iso.notes.append(f"no filesystem view ({exc}): runs see the host minus hidden homes")
     return iso
 
 
@@ -117,11 +114,10 @@ def _cover(target: str, tmpfs_options: str, keep_paths: list[str]) -> None:
     """
     keep = [p for p in keep_paths if p.startswith(target.rstrip("/") + "/") and os.path.isdir(p)]
     handles = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep]
-    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options)
+    mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_options)
     for path, fd in handles:
         os.makedirs(path, mode=0o755, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        _mount("none", path, None, MS_BIND | MS_REC | MS_RDONLY | MS_REMOUNT | MS_NOSUID)
+        bind_read_only(f"/proc/self/fd/{fd}", path)
         os.close(fd)
 
 
@@ -148,14 +144,14 @@ def new_pid_namespace_for_next_fork() -> None:
     """
     if _own_pid_ns is None:
         return
-    _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
-    _check(_libc.unshare(CLONE_NEWPID), "unshare(CLONE_NEWPID)")
+    check(libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
+    unshare(CLONE_NEWPID, "unshare(CLONE_NEWPID)")
 
 
 def reset_pid_namespace() -> None:
     """Make later forks stay in the worker's own pid namespace again."""
     if _own_pid_ns is not None:
-        _check(_libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
+        check(libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
 
 
 @dataclass
@@ -170,14 +166,19 @@ class ChildLimits:
 
 
 def prepare_child(iso: Isolation, limits: ChildLimits, workdir: str, deterministic: bool) -> None:
-    """Run in a forked child: new session, rlimits, then drop to the sandbox uid."""
+    """Run in a forked child: new session, private scratch and view, rlimits, then drop to the sandbox uid."""
     if os.getpid() != 1:
         os.setsid()
+    if iso.view is not None:
+        unshare(CLONE_NEWNS | CLONE_NEWIPC, "unshare(CLONE_NEWNS | CLONE_NEWIPC)")
+        view.enter(iso.view, workdir, fresh_proc=iso.pid_namespace_per_run)
+    else:
+        os.chdir(workdir)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     if deterministic:
-        _libc.personality(ADDR_NO_RANDOMIZE)
+        libc.personality(ADDR_NO_RANDOMIZE)
     _set(resource.RLIMIT_CORE, 0)
     _set(resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1)
     _set(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
@@ -186,12 +187,12 @@ def prepare_child(iso: Isolation, limits: ChildLimits, workdir: str, determinist
         _set(resource.RLIMIT_AS, limits.address_space_mb << 20)
     uid = iso.unprivileged_uid
     if uid is not None:
-        os.chown(workdir, uid, uid)
+        os.chown(".", uid, uid)
         _set(resource.RLIMIT_NPROC, limits.processes)
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    os.chdir(workdir)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid switch, which clears it
 
 
 def _set(which: int, soft: int, hard: int | None = None) -> None:

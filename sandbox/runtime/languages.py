@@ -24,7 +24,7 @@ class Language:
     compile: tuple[str, ...] = ()  # argv template; {src} and {out} are filled in
     run: tuple[str, ...] = ("./main",)
     # Runtimes that reserve huge virtual ranges cannot live under RLIMIT_AS;
-    # they get a heap flag instead and the peak RSS is checked afterwards.
+    # they get a heap flag instead, and the run's cgroup holds them to the memory limit.
     address_space_limit: bool = True
     processes: int = 64
     hello: str = ""  # smallest valid program, used to measure start-up cost

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 MAX_FRAME = 256 * 1024 * 1024
+REPLY_OVERHEAD = 1 << 20  # a worker reply's own fields: figures, stderr tail, messages
 _HEADER = struct.Struct(">I")
 
 
@@ -44,10 +45,7 @@ def read_frame(stream: BinaryIO) -> dict[str, Any]:
     (size,) = _HEADER.unpack(header)
     if size > MAX_FRAME:
         raise ProtocolError(f"frame of {size} bytes exceeds the {MAX_FRAME} byte limit")
-    message = json.loads(_read_exact(stream, size).decode("utf-8"))
-    if not isinstance(message, dict):
-        raise ProtocolError("a frame must hold a JSON object")
-    return message
+    return _parse(_read_exact(stream, size))
 
 
 def _read_exact(stream: BinaryIO, size: int) -> bytes:
@@ -62,6 +60,16 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def reply_limit(output_kb: int) -> int:
+    """The largest frame a worker may send in a job whose output cap is ``output_kb`` KiB.
+
+    A reply carries at most the run's capped output, JSON-escaped (a byte
+    becomes at most six, ``\\u0000``), and one reply frame of the solution's,
+    which the worker caps near the output limit too; the rest is small.
+    """
+    return 8 * output_kb * 1024 + REPLY_OVERHEAD
+
+
 def write_frame_fd(fd: int, message: dict[str, Any]) -> None:
     """Write a frame to a raw file descriptor (used by forked children)."""
     view = memoryview(encode_frame(message))
@@ -71,11 +79,22 @@ def write_frame_fd(fd: int, message: dict[str, Any]) -> None:
 
 
 class FrameBuffer:
-    """Accumulates bytes read from a pipe and yields complete frames."""
+    """Accumulates bytes read from a pipe and yields complete frames.
+
+    :meth:`pop` refuses a frame over ``limit`` bytes as soon as its header
+    arrives, and a body that is not a JSON object, with ProtocolError.  A
+    reader that pops after every :meth:`feed` therefore holds at most one
+    frame plus one chunk; one that does not bounds :attr:`pending` itself.
+    """
 
     def __init__(self, limit: int = MAX_FRAME) -> None:
         self._data = bytearray()
-        self._limit = limit
+        self.limit = limit
+
+    @property
+    def pending(self) -> int:
+        """How many bytes are held, not yet popped as frames."""
+        return len(self._data)
 
     def feed(self, chunk: bytes) -> None:
         """Append bytes read from the pipe."""
@@ -86,17 +105,26 @@ class FrameBuffer:
         if len(self._data) < _HEADER.size:
             return None
         (size,) = _HEADER.unpack_from(self._data)
-        if size > self._limit:
-            raise ProtocolError(f"frame of {size} bytes exceeds the {self._limit} byte limit")
+        if size > self.limit:
+            raise ProtocolError(f"frame of {size} bytes exceeds the {self.limit} byte limit")
         end = _HEADER.size + size
         if len(self._data) < end:
             return None
-        body = bytes(self._data[_HEADER.size : end])
+        with memoryview(self._data) as view:
+            body = bytes(view[_HEADER.size : end])
         del self._data[:end]
+        return _parse(body)
+
+
+def _parse(body: bytes) -> dict[str, Any]:
+    """A frame's body as a dict; ProtocolError for anything else."""
+    try:
         message = json.loads(body.decode("utf-8"))
-        if not isinstance(message, dict):
-            raise ProtocolError("a frame must hold a JSON object")
-        return message
+    except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
+        raise ProtocolError(f"a frame that is not JSON: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame must hold a JSON object")
+    return message
 
 
 class NotPlainData(TypeError):

@@ -1,9 +1,11 @@
-"""Watching one child: its pipes, its deadline, its memory, its exit.
+"""Watching one run: its pipes, its deadline, its memory, its exit.
 
-:class:`Child` owns a forked process and the worker's ends of its pipes.
-:meth:`Child.pump` runs a single select loop that reads output (killing the
-child past the output cap), forwards call requests, samples the resident set
-size for the memory-time integral, and enforces the wall-clock deadline.
+:class:`Child` owns a run's forked first process, the worker's ends of its
+pipes and the run's accounting group (:mod:`.accounting`).  :meth:`Child.pump`
+runs a single select loop that reads output (killing the run past the output
+cap, and past it for call replies too), forwards call requests, samples the
+memory the whole run holds for the memory-time integral, and enforces the
+wall-clock deadline.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from . import isolation, protocol
+from . import accounting, callgrind, isolation, protocol
 
-PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 STDERR_TAIL = 8192
 
 
@@ -28,27 +29,19 @@ def integral_trapezoid(samples: list[tuple[float, float]]) -> float:
 
 
 def sample_interval(elapsed: float) -> float:
-    """Seconds until the next RSS sample: geometric spacing, 2 to 50 ms.
+    """Seconds until the next memory sample: geometric spacing, 2 to 50 ms.
 
     Every sample wakes the worker and can steal the child's core; sampling
     every millisecond inflated an 80 ms program's CPU time by ~10% and tripled
     its run-to-run spread here, while ~13 samples per 80 ms keep the trapezoid
-    close for the smooth RSS curves of real programs.
+    close for the smooth memory curves of real programs.
     """
     return min(0.05, max(0.002, elapsed * 0.3))
 
 
-def _rss_kb(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as handle:
-            return int(handle.read().split()[1]) * PAGE_KB
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 @dataclass
 class Usage:
-    """What one child cost, in seconds, KiB and KiB·s."""
+    """What one run cost, every process of it together, in seconds, KiB and KiB·s."""
 
     time_s: float = 0.0
     wall_s: float = 0.0
@@ -57,6 +50,7 @@ class Usage:
     exit_code: int | None = None
     signal: int | None = None
     killed: str | None = None  # "timeout" | "output" when the worker killed it
+    oom_killed: bool = False  # the kernel killed a process of it at the memory limit
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict, merged into the worker's report."""
@@ -69,30 +63,36 @@ class Child:
 
     pid: int
     iso: isolation.Isolation
+    group: accounting.RunGroup
     stdout_fd: int
     stderr_fd: int
     output_cap: int
     request_fd: int | None = None
     reply_fd: int | None = None
+    log_fd: int | None = None  # valgrind's log, under the instruction meter
     started: float = field(default_factory=time.monotonic)
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
+    log: bytearray = field(default_factory=bytearray)
     killed: str | None = None
     exited: bool = False
     _samples: list[tuple[float, float]] = field(default_factory=list)
     _outbox: bytearray = field(default_factory=bytearray)
-    _frames: protocol.FrameBuffer = field(default_factory=protocol.FrameBuffer)
+    _frames: protocol.FrameBuffer = field(init=False)
     _open: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        # a reply may be as large as the output a run may print, and no larger
+        self._frames = protocol.FrameBuffer(limit=self.output_cap + 65536)
         self._pidfd = os.pidfd_open(self.pid)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._pidfd, selectors.EVENT_READ)
-        for fd in (self.stdout_fd, self.stderr_fd, self.reply_fd):
+        for fd in (self.stdout_fd, self.stderr_fd, self.reply_fd, self.log_fd):
             if fd is not None:
                 os.set_blocking(fd, False)
                 self._selector.register(fd, selectors.EVENT_READ)
-                self._open.add(fd)
+                if fd != self.log_fd:  # the meter's FIFO never ends: read out at reap
+                    self._open.add(fd)
         if self.request_fd is not None:
             os.set_blocking(self.request_fd, False)
         self._sample()
@@ -109,7 +109,7 @@ class Child:
         """
         while not self.exited:
             if want_frame:
-                frame = self._frames.pop()
+                frame = self._next_frame()
                 if frame is not None:
                     return frame
             self._sync_outbox()
@@ -121,8 +121,17 @@ class Child:
             for key, _ in self._selector.select(min(interval, deadline - now)):
                 self._on_ready(key.fd)
             self._sample()
+        isolation.sweep(self.iso, reap=False)  # in a container: what it left ends with it
         self._drain()
-        return self._frames.pop() if want_frame else None
+        return self._next_frame() if want_frame else None
+
+    def _next_frame(self) -> dict[str, Any] | None:
+        """The next reply frame; a reply over the cap, or not a frame at all, ends the run."""
+        try:
+            return self._frames.pop()
+        except (protocol.ProtocolError, ValueError):
+            self.kill("output")
+            return None
 
     def _sync_outbox(self) -> None:
         if not self._outbox or self.request_fd is None:
@@ -151,6 +160,11 @@ class Child:
             return
         if fd == self.reply_fd:
             self._frames.feed(chunk)
+            if self._frames.pending > self._frames.limit + 8:
+                self.kill("output")
+            return
+        if fd == self.log_fd:
+            self._on_ready_log(chunk)
             return
         buffer = self.stdout if fd == self.stdout_fd else self.stderr
         buffer += chunk
@@ -170,10 +184,20 @@ class Child:
                 if key.fd != self._pidfd:
                     self._on_ready(key.fd)
 
+    def _read_log(self) -> None:
+        """Everything valgrind has written so far (its processes are gone by now)."""
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(self.log_fd or -1, 65536):
+                self._on_ready_log(chunk)
+
+    def _on_ready_log(self, chunk: bytes) -> None:
+        self.log += chunk
+        del self.log[: max(0, len(self.log) - callgrind.LOG_CAP)]
+
     def _sample(self) -> None:
-        rss = _rss_kb(self.pid)
-        if rss is not None and not self.exited:
-            self._samples.append((time.monotonic() - self.started, rss))
+        held = self.group.memory_kb()
+        if held is not None and not self.exited:
+            self._samples.append((time.monotonic() - self.started, held))
 
     def close_requests(self) -> None:
         """Close the request pipe: the child's call server sees EOF and exits."""
@@ -189,26 +213,33 @@ class Child:
 
     # -- finishing -----------------------------------------------------------------
     def reap(self) -> Usage:
-        """Wait for the child, close every pipe, and account for its cost."""
+        """Wait for the run to end, close every pipe, and account for the cost of all of it."""
         if not self.exited:
             self.kill(self.killed or "ended")
         _, status, rusage = os.wait4(self.pid, 0)
         wall = time.monotonic() - self.started
-        isolation.sweep(self.iso)  # in a container: what the child left behind
+        isolation.sweep(self.iso)  # in a container: what the run left running
         if self.killed != "output":
             self._drain(grace=0.2)
-        for fd in [self._pidfd, self.stdout_fd, self.stderr_fd, self.reply_fd, self.request_fd]:
+        if self.log_fd is not None:
+            self._read_log()
+        for fd in [self._pidfd, self.stdout_fd, self.stderr_fd, self.reply_fd, self.request_fd,
+                   self.log_fd]:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._selector.close()
-        samples = self._samples or [(0.0, float(rusage.ru_maxrss))]
+        cost = self.group.finish(rusage)
+        accounting.kill_group(self.group)
+        self.group.close()
+        samples = self._samples or [(0.0, cost.peak_kb)]
         samples = [(0.0, samples[0][1]), *samples, (wall, samples[-1][1])]
         return Usage(
-            time_s=rusage.ru_utime + rusage.ru_stime,
+            time_s=cost.cpu_s,
             wall_s=wall,
-            peak_kb=float(rusage.ru_maxrss),
+            peak_kb=max(cost.peak_kb, max(kb for _, kb in samples)),
             integral_kb_s=integral_trapezoid(samples),
+            oom_killed=cost.oom_killed,
             exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             killed=self.killed,

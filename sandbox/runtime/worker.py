@@ -17,9 +17,9 @@ and reports what happened, so a solution cannot read what it is judged by.
 from __future__ import annotations
 
 import gc
+import json
 import math
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import boot_code, harness, isolation, protocol
+from . import accounting, boot_code, callgrind, harness, isolation, mounts, protocol, scratch, view
 from .languages import Language, fill, find_tool, resolve_language, source_name
 from .supervise import Child, Usage
 
@@ -38,7 +38,7 @@ exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside 
 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
-_TOTALS = re.compile(rb"^(?:totals|summary):\s*(\d+)", re.MULTILINE)
+PR_SET_DUMPABLE = 4
 # What a runtime prints when it runs out of memory (Python, C++, Java, Node).
 _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
 
@@ -77,13 +77,22 @@ class Job:
 class Worker:
     """Serves the parent's frames: one job at a time, each run in a fresh, limited child."""
 
-    def __init__(self, tool_path: str) -> None:
+    def __init__(self, tool_path: str, packages: list[str], hidden: list[str]) -> None:
         self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
         # the interpreter and this runtime stay visible even when installed under a covered
         # folder (a checkout in /tmp): exec'd children (valgrind's python) import them again
         keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
                        self.runtime_dir})
-        self.iso = isolation.enter_worker_namespaces(keep)
+        self.iso = isolation.enter_worker_namespaces(keep, packages, hidden)
+        self.accounting = accounting.detect(root=os.geteuid() == 0)
+        self.iso.accounting = self.accounting.to_dict()
+        if self.iso.unprivileged_uid is None:  # runs share this worker's uid: keep them off its memory
+            mounts.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        # In a container (this worker is its pid 1), runs cannot get scratch of their own: it is
+        # emptied after each run instead.
+        self.sweep_scratch = os.getpid() == 1 and self.iso.scratch != "per-run"
+        if self.sweep_scratch:
+            self.iso.scratch = "emptied after each run"
         self.tool_path = tool_path
         self.python = sys.executable
         self.job: Job | None = None
@@ -94,8 +103,20 @@ class Worker:
             self._root = "/tmp/rewardkit"  # nosec B108 - on the tmpfs of this worker's own mount namespace
             os.makedirs(self._root, exist_ok=True)
         else:
-            self._root = tempfile.mkdtemp(prefix="rewardkit-")
+            self._root = tempfile.mkdtemp(prefix=f"rewardkit-{os.getpid()}-")
         os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
+        self._meter_log: callgrind.LogFifo | None = None
+
+    @property
+    def meter_log(self) -> callgrind.LogFifo:
+        """The instruction meter's log FIFO, made on first use (inside the view when there is one)."""
+        if self._meter_log is None:
+            if self.iso.view is not None:
+                self._meter_log = callgrind.LogFifo(self.iso.view + view.METER_LOG, view.METER_LOG)
+            else:
+                path = os.path.join(self._root, "callgrind-log")
+                self._meter_log = callgrind.LogFifo(path, path)
+        return self._meter_log
 
     # -- protocol ------------------------------------------------------------------
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -222,8 +243,7 @@ class Worker:
                 valgrind = find_tool("valgrind", self.tool_path)
                 if valgrind is None:
                     raise RuntimeError("valgrind is not installed: meter='instructions' needs it")
-                argv = [valgrind, "--tool=callgrind", "--callgrind-out-file=callgrind.out",
-                        "--dump-line=no", "--log-file=valgrind.log", *argv]
+                argv = callgrind.argv(valgrind, self.meter_log.path, argv)
             return _exec_target(argv, self._env(job))
         env = self._env(job)
         path = os.path.join(job.workdir, job.source_file)
@@ -241,7 +261,7 @@ class Worker:
                compile_step: bool = False, rpc: bool = False) -> Child:
         language = job.language
         memory = int(job.limits.get("memory_mb", 1024))
-        exec_under_valgrind = job.meter == "instructions" and not compile_step
+        exec_under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
         cpu = int(job.limits.get("compile_time_s", 60)) + 1 if compile_step else job.cpu_limit
         limits = isolation.ChildLimits(
             cpu_s=cpu,
@@ -251,31 +271,39 @@ class Worker:
             open_files=256,
             processes=max(language.processes, 256) if compile_step else language.processes,
         )
+        group = self.accounting.new_run(_group_memory_mb(memory, compile_step, exec_under_valgrind),
+                                        limits.processes)
         stdin_fd = os.open(stdin_path, os.O_RDONLY)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        req_r = req_w = rep_r = rep_w = -1
+        req_r = req_w = rep_r = rep_w = log_r = -1
         if rpc:
             req_r, req_w = os.pipe()
             rep_r, rep_w = os.pipe()
+        if exec_under_valgrind:
+            log_r = self.meter_log.fresh_reader()
         isolation.new_pid_namespace_for_next_fork()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
-            _become_child([stdin_fd, out_w, err_w] + ([req_r, rep_w] if rpc else []))
+            pipes = [fd for fd in (stdin_fd, out_w, err_w, req_r, rep_w) if fd >= 0]
+            group.adopt(_become_child(pipes + group.descriptors)[len(pipes):])
             try:
                 isolation.prepare_child(self.iso, limits, job.workdir,
                                         deterministic=job.meter == "instructions")
+                group.join()
                 target()
             except BaseException as exc:
                 os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
             os._exit(127)
         isolation.reset_pid_namespace()
+        group.started(pid)
         for fd in (stdin_fd, out_w, err_w, req_r, rep_w):
             if fd >= 0:
                 os.close(fd)
         cap = int(job.limits.get("output_kb", 8192)) * 1024
-        return Child(pid, self.iso, out_r, err_r, COMPILE_OUTPUT_CAP if compile_step else cap,
-                     request_fd=req_w if rpc else None, reply_fd=rep_r if rpc else None)
+        return Child(pid, self.iso, group, out_r, err_r, COMPILE_OUTPUT_CAP if compile_step else cap,
+                     request_fd=req_w if rpc else None, reply_fd=rep_r if rpc else None,
+                     log_fd=log_r if exec_under_valgrind else None)
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
@@ -291,7 +319,7 @@ class Worker:
         child.pump(time.monotonic() + job.time_limit)
         usage = child.reap()
         report = self._report(job, child, usage)
-        self._sweep_workdir(job)
+        self._after_run(job)
         return report
 
     def _report(self, job: Job, child: Child, usage: Usage) -> dict[str, Any]:
@@ -300,7 +328,7 @@ class Worker:
                   "stdout": bytes(child.stdout).decode("utf-8", "replace"), "stderr": stderr,
                   "instructions": None}
         if job.meter == "instructions":
-            report["instructions"] = self._instructions(job)
+            report["instructions"] = callgrind.count(bytes(child.log))
         if job.argv is not None:  # exec'd: take the language's start-up cost off
             startup = self.startup_cost(job)
             report["time_s"] = max(0.0, usage.time_s - startup["time_s"])
@@ -308,16 +336,6 @@ class Worker:
                 report["instructions"] = max(0, report["instructions"] - int(startup["instructions"]))
             report["startup_subtracted"] = startup
         return report
-
-    def _instructions(self, job: Job) -> int | None:
-        path = os.path.join(job.workdir, "callgrind.out")
-        try:
-            with open(path, "rb") as handle:
-                match = _TOTALS.search(handle.read())
-            os.unlink(path)
-        except OSError:
-            return None
-        return int(match.group(1)) if match else None
 
     def startup_cost(self, job: Job) -> dict[str, float]:
         """CPU seconds and instructions an empty program of this language costs.
@@ -353,7 +371,7 @@ class Worker:
             child = self._spawn(probe, self._target(probe, module=False), os.devnull)
             child.pump(time.monotonic() + probe.time_limit)
         usage = child.reap()
-        return usage, self._instructions(probe)
+        return usage, callgrind.count(bytes(child.log))
 
     # -- module jobs ---------------------------------------------------------------------
     def _start_module(self, job: Job) -> dict[str, Any]:
@@ -408,10 +426,18 @@ class Worker:
             return {"ok": True}
         result = self._finish_module(job) if job.module is not None else {"ok": True}
         shutil.rmtree(job.workdir, ignore_errors=True)
+        if self.sweep_scratch:
+            scratch.empty(self._root, own={"callgrind-log"})
         return result
 
+    def _after_run(self, job: Job) -> None:
+        """Remove what a run left behind, so the next run starts clean."""
+        self._sweep_workdir(job)
+        if self.sweep_scratch:
+            scratch.empty(self._root, own={os.path.basename(job.workdir), "callgrind-log"})
+
     def _sweep_workdir(self, job: Job) -> None:
-        """Remove what a run left in the work dir, so the next run starts clean."""
+        """Remove what a run left in the work dir (all but the source and the built program)."""
         keep = {job.source_file, "main", job.source_file[:-5] + ".class"}
         for name in os.listdir(job.workdir):
             if name in keep or name.endswith(".class"):
@@ -430,13 +456,20 @@ def _outcome(usage: Usage, stderr: str, job: Job) -> str:
         return "output_exceeded"
     memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
     tail = stderr[-2000:]
-    if any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
+    if usage.oom_killed or any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
         return "memory_exceeded"
     if usage.signal in (24, 9) and "RecursionError" not in tail:  # SIGXCPU / SIGKILL by rlimit
         return "timeout"
     if usage.exit_code == 0 and usage.signal is None:
         return "ok"
     return "runtime_error"
+
+
+def _group_memory_mb(memory_mb: int, compile_step: bool, under_valgrind: bool) -> int | None:
+    """The run's cgroup memory limit: the job's, none for compilers, room for valgrind's own."""
+    if compile_step:
+        return None
+    return memory_mb * 4 + 1024 if under_valgrind else memory_mb
 
 
 def _compile_error(message: str) -> dict[str, Any]:
@@ -461,20 +494,28 @@ def _exec_target(argv: list[str], env: dict[str, str]) -> Callable[[], NoReturn]
     return target
 
 
-def _become_child(fds: list[int]) -> None:
-    """Place the child's pipes at 0..4 and close every other descriptor."""
+def _become_child(fds: list[int]) -> list[int]:
+    """Place the child's descriptors at 0, 1, 2, ... in order, close every other one; return them."""
     moved = [os.dup2(fd, 100 + index) for index, fd in enumerate(fds)]
     for index, fd in enumerate(moved):
         os.dup2(fd, index)
     os.closerange(len(fds), 1 << 16)
+    return list(range(len(fds)))
 
 
 def main() -> None:
-    """Serve frames from stdin until EOF; ``argv[1]``, if given, is extra PATH for toolchains."""
+    """Serve frames from stdin until EOF.
+
+    ``argv[1]`` is extra PATH for toolchains; ``argv[2]``, JSON, the importable
+    packages' paths (``packages``), folders runs must not see (``hidden``) and
+    folders to add to ``sys.path`` (``sys_path``).
+    """
     tool_path = sys.argv[1] if len(sys.argv) > 1 else ""
+    setup = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    sys.path.extend(setup.get("sys_path", []))
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames may reach the parent's pipe
-    worker = Worker(tool_path)
+    worker = Worker(tool_path, list(setup.get("packages", [])), list(setup.get("hidden", [])))
     gc.collect()
     gc.freeze()  # forked children then copy fewer pages
     while True:
@@ -488,6 +529,7 @@ def main() -> None:
             reply = {"ok": False, "error": f"worker error: {exc!r}", "worker_error": True}
         protocol.write_frame(stdout, reply)
     worker.end()
+    worker.accounting.close()
     shutil.rmtree(worker._root, ignore_errors=True)
 
 

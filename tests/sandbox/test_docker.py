@@ -154,7 +154,7 @@ def test_fork_bomb_is_contained(warm: Sandbox, loop: str) -> None:
     assert after.status == Status.PASSED, after.feedback
 
 
-def test_leftover_daemon_is_killed_between_jobs(warm: Sandbox) -> None:
+def test_leftover_daemon_and_files_are_gone_between_jobs(warm: Sandbox) -> None:
     daemon = ("import os, time\n"
               "if os.fork() == 0:\n"
               "    os.setsid()\n"
@@ -165,9 +165,9 @@ def test_leftover_daemon_is_killed_between_jobs(warm: Sandbox) -> None:
               "time.sleep(0.3)\n"
               "print('done')\n")
     assert warm.run(daemon, expect("done\n")).status == Status.PASSED
-    probe = ("import os\n"
-             "pid = int(open('/tmp/rk-daemon').read())\n"
-             "print('alive' if os.path.exists(f'/proc/{pid}') else 'gone')\n")
+    probe = ("import os\n"  # the container holds the worker (pid 1) and this probe, nothing else
+             "others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
+             "print('gone' if not others and not os.path.exists('/tmp/rk-daemon') else f'left {others}')\n")
     result = warm.run(probe, expect("gone\n"))
     assert result.status == Status.PASSED, result.feedback
 
@@ -213,3 +213,19 @@ def test_run_many_in_parallel_containers() -> None:
 def test_missing_image_says_what_to_run() -> None:
     with pytest.raises(RuntimeError, match=r"docker-setup\.sh"):
         Sandbox(backend="docker", image="rewardkit-sandbox:no-such-tag")
+
+
+def test_a_run_cannot_reach_the_worker_in_its_container(warm: Sandbox) -> None:
+    """The solution shares the worker's uid in the container; the worker is not dumpable,
+    so the run can neither write frames to its stdout nor read its memory or environment."""
+    probe = ("import sys\n"
+             "opened = []\n"
+             "for path, mode in (('/proc/1/fd/1', 'wb'), ('/proc/1/mem', 'rb'), ('/proc/1/environ', 'rb')):\n"
+             "    try:\n"
+             "        open(path, mode)\n"
+             "        opened.append(path)\n"
+             "    except OSError:\n"
+             "        pass\n"
+             "print(opened)\n")
+    result = warm.run(probe, expect("[]\n"))
+    assert result.status == Status.PASSED, result.feedback

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
-import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import leftovers
+import psutil
 import pytest
 
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
@@ -18,18 +21,14 @@ ONE = TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "d
 QUICK = Limits(time_s=2, memory_mb=512, output_kb=1024)
 
 
-def sandbox_uid_processes() -> list[str]:
-    """Processes of any sandbox uid (worker uids are 100000 + worker pid)."""
-    out = subprocess.run(["ps", "-eo", "uid=,pid=,args="], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if int(line.split()[0]) >= 100000]
-
-
 @pytest.fixture
 def clean_host() -> Iterator[None]:
-    before = set(os.listdir("/tmp"))
+    """After the test, nothing our sandbox could have left: no process of a sandbox uid, no
+    file of one in /tmp, /var/tmp or /dev/shm, no orphaned work root (see :mod:`leftovers`).
+    Files that anything else on the machine creates meanwhile are not looked at."""
+    before = leftovers.Snapshot.take()
     yield
-    assert sandbox_uid_processes() == []
-    assert set(os.listdir("/tmp")) - before == set()
+    leftovers.assert_clean(before)
 
 
 @pytest.mark.parametrize(
@@ -233,3 +232,37 @@ def test_patched_timers_do_not_change_the_measurement(sandbox: Sandbox) -> None:
             "x = 0\nfor i in range(3_000_000):\n    x += i\nprint('done')\n")
     result = sandbox.run(code, ONE)
     assert result.passed and result.time_s > 0.05
+
+
+def test_a_run_dies_with_its_worker(clean_host: None) -> None:
+    """A worker killed outright (OOM killer, kill -9) takes its running solution with it.
+
+    The run's first process asks for SIGKILL when its parent dies; as the init of
+    its pid namespace it takes everything it started along.
+    """
+    others = set(_workers())  # other tests' sandboxes may have workers of their own
+    with Sandbox(workers=1) as sb:
+        assert sb.run("print('done')", ONE).passed
+        (worker,) = set(_workers()) - others
+        uid = leftovers.SANDBOX_UID_BASE + worker
+        killer = threading.Timer(1.0, os.kill, (worker, signal.SIGKILL))
+        killer.start()
+        result = sb.run("import time\ntime.sleep(30)\nprint('done')\n", ONE, limits=Limits(time_s=40))
+        killer.join()
+        assert result.status == Status.SANDBOX_ERROR, result.feedback
+        deadline = time.monotonic() + 5
+        while _running_as(uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _running_as(uid) == [], "the run outlived its worker"
+        assert sb.run("print('done')", ONE).passed  # a fresh worker serves the next job
+
+
+def _running_as(uid: int) -> list[int]:
+    """Live (not zombie) processes of one sandbox uid."""
+    return [p.pid for p in psutil.process_iter(["uids", "status"])
+            if p.info["uids"] and p.info["uids"].real == uid and p.info["status"] != psutil.STATUS_ZOMBIE]
+
+
+def _workers() -> list[int]:
+    """Pids of this test process's sandbox workers."""
+    return [p.pid for p in psutil.Process().children() if leftovers.WORKER_MARK in " ".join(p.cmdline())]
