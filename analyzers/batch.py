@@ -1,63 +1,41 @@
-"""``analyze`` and ``analyze_many``: report cache, de-duplication and the worker pool.
+"""``analyze`` and ``analyze_many``: report cache, de-duplication, and where the analysis runs.
 
 Reports are cached in this process by the SHA-256 of the input and the profile
-(reports with tool errors are not cached). Uncached sources are split into
-chunks for a persistent pool of worker processes, each keeping its tools warm
-(pylint's linter and mypy's cache are built once per worker); ``workers=1``,
-or a single source on the main thread, is analysed in this process (off the
-main thread the pool takes it: tool time limits are alarms, main thread only).
-With ``backend="ray"`` the chunks are Ray tasks instead (:mod:`.ray_batch`);
-cache and de-duplication stay here either way.
+(reports with tool errors are not cached).  Uncached sources are analysed by
+warm worker processes (:mod:`.pool`: pylint's linter and mypy's cache are built
+once per worker) under a per-source time budget; ``workers=1`` uses one.  With
+``backend="ray"`` they go in chunks to Ray tasks instead (:mod:`.ray_batch`),
+each of which runs such a pool on its node.  Cache and de-duplication stay
+here either way; calls from several threads take turns.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import math
-import multiprocessing
 import os
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
-from .engine import Engine
 from .finding import ToolError
+from .pool import WorkerPool, chunked
 from .profile import Profile, ProfileLike, load_profile
 from .report import QualityReport
+from .source import prepare
 
 BACKENDS = ("local", "ray")
 CACHE_SIZE = 8192
-_MAX_CHUNK = 32
-_MAX_ENGINES = 8
 
 _cache: OrderedDict[str, QualityReport] = OrderedDict()
-_engines: OrderedDict[str, Engine] = OrderedDict()
-_pool: ProcessPoolExecutor | None = None
-_pool_size = 0
-
-
-def engine_for(profile: Profile) -> Engine:
-    """This process's warm engine for ``profile`` (a few profiles are kept)."""
-    key = profile.fingerprint
-    if key in _engines:
-        _engines.move_to_end(key)
-    else:
-        _engines[key] = Engine(profile)
-        while len(_engines) > _MAX_ENGINES:
-            _engines.popitem(last=False)
-    return _engines[key]
+_pool = WorkerPool()
+_pool_lock = threading.Lock()
 
 
 def _work(profile_data: dict[str, Any], codes: list[object]) -> list[QualityReport]:
-    return engine_for(Profile(profile_data)).analyze(codes)
-
-
-def _warm(profile_data: dict[str, Any]) -> None:
-    _work(profile_data, ['"""Warm-up."""\n'])
+    """Analyse a chunk where this runs (a Ray task): on this process's own worker pool."""
+    return analyze_many(codes, Profile(profile_data), workers=1)
 
 
 def cache_key(code: object, profile: Profile) -> str:
@@ -78,71 +56,52 @@ def clear_cache() -> None:
 
 def shutdown_pool() -> None:
     """Stop the worker processes (they restart on the next batch)."""
-    global _pool, _pool_size
-    if _pool is not None:
-        _pool.shutdown(wait=True, cancel_futures=True)
-    _pool, _pool_size = None, 0
+    with _pool_lock:
+        _pool.close()
 
 
 atexit.register(shutdown_pool)
 
 
-def _get_pool(workers: int, profile: Profile) -> ProcessPoolExecutor:
-    global _pool, _pool_size
-    if _pool is None or _pool_size != workers:
-        shutdown_pool()
-        method = "forkserver" if sys.platform.startswith("linux") else "spawn"
-        _pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context(method),
-            initializer=_warm, initargs=(profile.data,),
-        )
-        _pool_size = workers
-    return _pool
-
-
-def _chunked(codes: list[object], slots: int) -> list[list[object]]:
-    """About two chunks per slot, at most ``_MAX_CHUNK`` sources each."""
-    size = max(1, min(_MAX_CHUNK, math.ceil(len(codes) / (2 * slots))))
-    return [codes[i : i + size] for i in range(0, len(codes), size)]
-
-
-def _run_pool(chunks: list[list[object]], profile: Profile,
-              workers: int) -> list[list[QualityReport] | Exception]:
-    futures: list[Future[list[QualityReport]]] = [
-        _get_pool(workers, profile).submit(_work, profile.data, chunk) for chunk in chunks
-    ]
-    outcomes: list[list[QualityReport] | Exception] = []
-    for future in futures:
-        try:
-            outcomes.append(future.result())
-        except Exception as exc:  # a worker died: its sources get an error, not a crash
-            shutdown_pool()
-            outcomes.append(exc)
-    return outcomes
-
-
 def _analyze(codes: list[object], profile: Profile, workers: int | None,
              backend: str) -> list[QualityReport]:
-    """Reports for distinct, uncached sources: here, on the process pool, or on Ray."""
-    if backend == "ray":
-        from .ray_batch import ray_slots, run_chunks
+    """Reports for distinct, uncached sources: on the local worker pool, or on Ray."""
+    texts = {i: text for i, code in enumerate(codes) if (text := _as_text(code)) is not None}
+    found = (_on_ray if backend == "ray" else _on_pool)(list(texts.values()), profile, workers)
+    reports = dict(zip(texts, found, strict=True))
+    return [reports[i] if i in reports else _not_text(code, profile) for i, code in enumerate(codes)]
 
-        slots = ray_slots()
-        chunks = _chunked(codes, workers or slots)
-        outcomes = run_chunks(_work, profile, chunks, slots)
-    else:
-        n_workers = workers or min(os.cpu_count() or 1, 8)
-        # tool time limits are alarms, which only a main thread gets: off it, use the pool's
-        if threading.current_thread() is threading.main_thread() or workers == 1:
-            n_workers = min(n_workers, len(codes))
-            if n_workers <= 1:
-                return engine_for(profile).analyze(codes)
-        chunks = _chunked(codes, n_workers)
-        outcomes = _run_pool(chunks, profile, n_workers)
-    out: list[QualityReport] = []
-    for chunk, outcome in zip(chunks, outcomes, strict=True):
-        out.extend(_failed(len(chunk), outcome) if isinstance(outcome, Exception) else outcome)
-    return out
+
+def _as_text(code: object) -> str | bytes | None:
+    """A source as it travels to a worker (str or bytes), or None for an input that is no text."""
+    if isinstance(code, (bytearray, memoryview)):
+        return bytes(code)
+    return code if isinstance(code, (str, bytes)) else None
+
+
+def _on_pool(texts: list[object], profile: Profile, workers: int | None) -> list[QualityReport]:
+    if not texts:
+        return []
+    with _pool_lock:
+        return _pool.analyze(profile, texts, workers or min(os.cpu_count() or 1, 8))
+
+
+def _not_text(code: object, profile: Profile) -> QualityReport:
+    """The report of an input that is no source at all (None, a number...)."""
+    problem = prepare(code, profile).problem
+    return QualityReport.from_findings([problem] if problem else [])
+
+
+def _on_ray(texts: list[object], profile: Profile, workers: int | None) -> list[QualityReport]:
+    if not texts:
+        return []
+    from .ray_batch import ray_slots, run_chunks
+
+    slots = ray_slots()
+    chunks = chunked(texts, workers or slots)
+    outcomes = run_chunks(_work, profile, chunks, slots)
+    return [report for chunk, outcome in zip(chunks, outcomes, strict=True)
+            for report in (_failed(len(chunk), outcome) if isinstance(outcome, Exception) else outcome)]
 
 
 def _failed(count: int, exc: Exception) -> list[QualityReport]:
@@ -157,8 +116,8 @@ def analyze_many(
 ) -> list[QualityReport]:
     """Analyse many sources; reports come back in input order.
 
-    Identical sources are analysed once; ``workers`` defaults to the CPU count
-    (at most 8); ``workers=1`` runs everything in this process.
+    Identical sources are analysed once; ``workers`` (processes) defaults to the
+    CPU count (at most 8).
     ``backend="ray"`` analyses chunks as Ray tasks instead (``workers`` then
     defaults to the cluster's CPU count), see :mod:`.ray_batch`.
     """
@@ -183,5 +142,5 @@ def analyze_many(
 
 
 def analyze(code: object, profile: ProfileLike = None) -> QualityReport:
-    """Analyse one source (str or bytes) in this process; never raises on bad code."""
+    """Analyse one source (str or bytes) on one worker; never raises on bad code."""
     return analyze_many([code], profile, workers=1)[0]

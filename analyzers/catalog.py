@@ -45,11 +45,28 @@ RULES: tuple[Rule, ...] = tuple(
         ("invalid-input", "critical", None, "input is not str or bytes (e.g. None)"),
         ("decode-error", "critical", None, "bytes that do not decode as Python source"),
         ("syntax-error", "critical", None, "source does not parse (NUL bytes included)"),
+        ("analysis-timeout", "critical", None, "a tool overran `tool_timeout_s` on the source"),
+        ("analysis-recursion", "critical", None, "a tool exceeded Python's recursion limit on it"),
+        ("analysis-memory", "critical", None, "a tool ran out of its worker's memory on it"),
+        ("analysis-crash", "critical", None, "the source crashed the analysis process twice"),
     )
     + _rows(
         "rk-input",
         "maintainability",
         ("source-too-large", "high", 1080, "over `max_source_bytes`; other tools skipped"),
+        ("too-deep", "critical", 1124, "nested deeper than `max_ast_depth` (or too deep to parse)"),
+    )
+    + _rows(
+        "rk-input",
+        "security",
+        ("hidden-code", "critical", 95, "exec/eval of code that cannot be read statically, "
+         "or a dynamic way to it (`getattr(builtins, 'exec')`, `__import__`...)"),
+    )
+    + _rows(
+        "rk-dynamic",
+        "security",
+        ("dynamic-code", "high", 95, "exec/eval of code written as data (that code is analysed "
+         "too, its findings reported at this line)"),
     )
     + _rows(
         "radon",

@@ -16,6 +16,11 @@ CHARACTERISTICS: tuple[Characteristic, ...] = (
     "reliability",
 )
 
+#: The tool name of input faults: findings that mean the source itself defeated the
+#: analysis (it does not decode or parse, is too large or too deep, hides its code, or
+#: made a tool overrun, recurse too deep or crash). A report with one scores 0.
+INPUT_FAULT_TOOL = "rk-input"
+
 #: Severity weights of the CISQ GRPO paper (SPEC §4.4).
 WEIGHTS: dict[Severity, float] = {
     "info": 0.5,
@@ -37,6 +42,11 @@ class Finding:
     severity: Severity
     characteristic: Characteristic
     cwe: int | None = None
+
+    @property
+    def is_input_fault(self) -> bool:
+        """Whether this finding says the source defeated the analysis (see ``INPUT_FAULT_TOOL``)."""
+        return self.tool == INPUT_FAULT_TOOL
 
     def sort_key(self) -> tuple[int, str, str, str]:
         """Stable order used in every report: by line, then tool, rule, message."""

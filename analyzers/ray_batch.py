@@ -1,11 +1,12 @@
 """``analyze_many(..., backend="ray")``: chunks of sources analysed as Ray tasks.
 
-Each chunk is one task (one CPU) in a Ray worker process, whose engine for the
-profile stays warm from task to task, as in the local process pool.  The
-driver keeps the report cache and the de-duplication, and the reports come
-back in input order.  A chunk whose task fails (its worker process died, its
-node was lost) or that is not done by the batch's deadline is reported as an
-exception, which :mod:`.batch` turns into a ToolError for each of its sources.
+Each chunk is one task (one CPU) in a Ray worker process, which analyses it on
+its own analysis worker (:mod:`.pool`, budget and blame included); that worker
+stays warm from task to task.  The driver keeps the report cache and the
+de-duplication, and the reports come back in input order.  A chunk whose task
+fails (its worker process died, its node was lost) or that is not done by the
+batch's deadline is reported as an exception, which :mod:`.batch` turns into a
+ToolError for each of its sources.
 
 Ray is used as already initialised in this process; otherwise ``ray.init()``
 joins the cluster this machine runs (``RAY_ADDRESS``, ``ray start``) or starts a
@@ -21,7 +22,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .engine import TOOLS
 from .profile import Profile
 from .report import QualityReport
 
@@ -60,8 +60,8 @@ def run_chunks(work: Work, profile: Profile, chunks: list[list[object]],
     ray = _ray()
     task = _task(work)
     refs = [task.remote(profile.data, chunk) for chunk in chunks]
-    # every tool may time out on the chunk and again source by source
-    per_source = 2 * float(profile.threshold("tool_timeout_s")) * len(TOOLS)
+    # the worker pool in the task kills a tool past its budget, at most twice a source
+    per_source = 2 * float(profile.threshold("tool_timeout_s")) * (len(profile.data["tools"]) + 1)
     rounds = math.ceil(sum(map(len, chunks)) / slots)
     deadline = time.monotonic() + START_MARGIN_S + per_source * rounds
     outcomes: list[list[QualityReport] | Exception] = []

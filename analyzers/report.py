@@ -1,4 +1,9 @@
-"""`QualityReport`: the findings of one source and the score ``1 / (1 + W)``."""
+"""`QualityReport`: the findings of one source and the score ``1 / (1 + W)``.
+
+A source that defeated the analysis (an input fault: it does not parse, hides its
+code, makes a tool overrun...) scores 0 overall and in every characteristic, below
+any source that could be analysed: a trick that blinds the tools must never pay.
+"""
 
 from __future__ import annotations
 
@@ -33,14 +38,16 @@ class QualityReport:
     def from_findings(
         cls, findings: Iterable[Finding], errors: Iterable[ToolError] = ()
     ) -> QualityReport:
-        """Score the findings; findings and errors are put in a canonical order."""
+        """Score the findings (0 with an input fault); findings and errors in a canonical order."""
         ordered = tuple(sorted(findings, key=Finding.sort_key))
         total = weighted_count(ordered)
+        errs = tuple(sorted(set(errors), key=lambda e: (e.tool, e.reason)))
+        if any(f.is_input_fault for f in ordered):
+            return cls(0.0, total, ordered, dict.fromkeys(CHARACTERISTICS, 0.0), errs)
         per_char = {
             c: score_of(weighted_count(f for f in ordered if f.characteristic == c))
             for c in CHARACTERISTICS
         }
-        errs = tuple(sorted(set(errors), key=lambda e: (e.tool, e.reason)))
         return cls(score_of(total), total, ordered, per_char, errs)
 
     def to_dict(self) -> dict[str, Any]:

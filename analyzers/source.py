@@ -1,53 +1,67 @@
-"""Turning whatever the caller passed into Python source text, or into a finding.
+"""From whatever the caller passed to the code the tools analyse, or to the input fault instead.
 
-Bad input never raises: ``None`` and other non-text objects, undecodable bytes,
-NUL bytes, oversized sources and syntax errors each become one ``rk-input``
-finding, and the other tools are skipped for that source.
+Bad input never raises.  ``None`` and other non-text objects, undecodable
+bytes, NUL bytes, oversized, unparsable or too deeply nested sources each
+become one ``rk-input`` finding, and no tool runs on that source (it scores 0,
+see :mod:`.report`).  Text is normalised first (:mod:`.normalize`).
 
-Unless the profile sets ``honour_suppressions``, inline suppression comments
-(``# nosec``, ``# noqa``, ``# pylint: disable=...``, ``# type: ignore``,
-``# mypy: ignore-errors``...) are blanked before the tools see the code, so a
-generated program cannot switch its own findings off.
+Unless the profile sets ``honour_suppressions``, the code is treated as a
+policy's: inline suppressions are erased (:mod:`.suppressions`), and code
+passed to ``exec``/``eval`` as text is prepared too, to be analysed beside the
+program (:mod:`.hidden_code`); code run in a way that cannot be read is an
+input fault.
 """
 
 from __future__ import annotations
 
 import ast
-import io
-import re
-import tokenize
 import warnings
 from dataclasses import dataclass
 
-from .finding import Finding
+from .finding import INPUT_FAULT_TOOL, Finding
+from .hidden_code import find_hidden_code
+from .normalize import decode, normalize
 from .profile import Profile
+from .suppressions import erase_suppressions
 
-SUPPRESSION = re.compile(r"nosec|noqa|pylint\s*:|type\s*:\s*ignore|mypy\s*:|pyright\s*:|pragma\s*:",
-                         re.IGNORECASE)
+MAX_HIDDEN_LEVELS = 3  # exec of code that execs code that execs code: deeper is unreadable
+MAX_PAYLOADS = 16  # exec/eval payloads per source, all levels together
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """Code the program runs with ``call`` (exec or eval) at ``line``, prepared for analysis."""
+
+    line: int
+    call: str
+    code: Prepared
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """Source text and its AST, or the input finding that replaces analysis."""
+    """Source text and its AST, or the input fault that replaces analysis.
+
+    ``hidden`` is the code it runs from text, to be analysed too; ``findings``
+    are those of preparation itself (one per exec/eval of such code).
+    """
 
     text: str | None
     tree: ast.Module | None
     problem: Finding | None
+    hidden: tuple[Hidden, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+    def payload_count(self) -> int:
+        """Hidden code at every level."""
+        return sum(1 + h.code.payload_count() for h in self.hidden)
 
 
 def _problem(profile: Profile, rule: str, message: str, line: int = 1) -> Prepared:
-    found = profile.finding("rk-input", rule, message, line)
-    return Prepared(None, None, found)
-
-
-def decode(code: bytes) -> str:
-    """Decode bytes as Python source does (BOM, coding cookie, default UTF-8)."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(code).readline)
-    return code.decode(encoding)
+    return Prepared(None, None, profile.finding(INPUT_FAULT_TOOL, rule, message, line))
 
 
 def prepare(code: object, profile: Profile) -> Prepared:
-    """Decode, size-check and parse one input."""
+    """Decode, normalise, size-check and parse one input (and the code it hides)."""
     if isinstance(code, (bytes, bytearray, memoryview)):
         try:
             code = decode(bytes(code))
@@ -56,40 +70,79 @@ def prepare(code: object, profile: Profile) -> Prepared:
     if not isinstance(code, str):
         return _problem(profile, "invalid-input", f"expected str or bytes, got {type(code).__name__}")
     try:
-        size = len(code.encode("utf-8"))
+        code.encode("utf-8")
     except UnicodeEncodeError as exc:
         return _problem(profile, "decode-error", f"text is not valid Unicode: {exc.reason}")
-    if "\x00" in code:
-        line = code.count("\n", 0, code.index("\x00")) + 1
+    return _prepare_text(normalize(code), profile, 0)
+
+
+def _prepare_text(text: str, profile: Profile, level: int) -> Prepared:
+    tree = _parsed(text, profile)
+    if isinstance(tree, Prepared):
+        return tree
+    nodes, depth = nodes_and_depth(tree)
+    max_depth = int(profile.threshold("max_ast_depth"))
+    if depth > max_depth:
+        return _problem(profile, "too-deep", f"nested {depth} levels deep (limit {max_depth}); not analyzed")
+    if profile.threshold("honour_suppressions"):
+        return Prepared(text, tree, None)
+    return _with_hidden_code(erase_suppressions(text), tree, nodes, profile, level)
+
+
+def _parsed(text: str, profile: Profile) -> ast.Module | Prepared:
+    """The AST of ``text``, or the input fault that stops its analysis (NUL, size, syntax)."""
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
         return _problem(profile, "syntax-error", "source contains NUL bytes", line)
-    limit = int(profile.threshold("max_source_bytes"))
+    size, limit = len(text.encode("utf-8")), int(profile.threshold("max_source_bytes"))
     if size > limit:
-        return _problem(
-            profile, "source-too-large", f"source is {size} bytes (limit {limit}); not analyzed"
-        )
+        return _problem(profile, "source-too-large", f"source is {size} bytes (limit {limit}); not analyzed")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(code)
+            tree = ast.parse(text)
     except SyntaxError as exc:
         return _problem(profile, "syntax-error", f"{exc.msg}", exc.lineno or 1)
     except (ValueError, RecursionError, MemoryError) as exc:
-        return _problem(profile, "syntax-error", f"cannot parse: {type(exc).__name__}")
-    if not profile.threshold("honour_suppressions"):
-        code = erase_suppressions(code)
-    return Prepared(code, tree, None)
+        return _problem(profile, "too-deep", f"cannot parse: {type(exc).__name__} (nested too deep)")
+    return tree
 
 
-def erase_suppressions(code: str) -> str:
-    """``code`` with every comment that suppresses a tool reduced to ``#`` (lines keep their numbers)."""
-    lines = code.splitlines(keepends=True)
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return code
-    for token in reversed(tokens):
-        if token.type == tokenize.COMMENT and SUPPRESSION.search(token.string):
-            row, col = token.start
-            line = lines[row - 1]
-            lines[row - 1] = line[:col] + "#" + line[col + len(token.string):]
-    return "".join(lines)
+def _with_hidden_code(text: str, tree: ast.Module, nodes: list[ast.AST], profile: Profile,
+                      level: int) -> Prepared:
+    """The prepared module with the code it runs from text, or the input fault of unreadable code."""
+    found = find_hidden_code(nodes, int(profile.threshold("max_source_bytes")))
+    if found.unreadable:
+        line, what = min(found.unreadable)
+        return _problem(profile, "hidden-code", f"the code {what}: its quality cannot be judged", line)
+    if found.payloads and level >= MAX_HIDDEN_LEVELS:
+        line = found.payloads[0].line
+        return _problem(profile, "hidden-code", f"code hidden over {MAX_HIDDEN_LEVELS} levels deep", line)
+    hidden: list[Hidden] = []
+    findings: list[Finding] = []
+    for payload in found.payloads:
+        code = _prepare_text(normalize(payload.text), profile, level + 1)
+        if code.problem is not None:
+            return _problem(profile, "hidden-code", f"{payload.call} at line {payload.line} runs code "
+                                                    f"that cannot be analysed: {code.problem.message}",
+                            payload.line)
+        hidden.append(Hidden(payload.line, payload.call, code))
+        finding = profile.finding("rk-dynamic", "dynamic-code", f"{payload.call} runs code written as "
+                                  "data (analysed too, its findings reported at this line)", payload.line)
+        findings += [finding] if finding else []
+    prepared = Prepared(text, tree, None, tuple(hidden), tuple(findings))
+    if prepared.payload_count() > MAX_PAYLOADS:
+        return _problem(profile, "hidden-code", f"more than {MAX_PAYLOADS} pieces of code run from text")
+    return prepared
+
+
+def nodes_and_depth(tree: ast.AST) -> tuple[list[ast.AST], int]:
+    """Every node of ``tree`` and the depth of the deepest (the root is level 1), without recursion."""
+    nodes: list[ast.AST] = []
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        nodes.append(node)
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return nodes, deepest

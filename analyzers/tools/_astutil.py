@@ -1,4 +1,4 @@
-"""AST helpers shared by the own checks: import aliases, dotted names, scopes, loops."""
+"""AST helpers shared by the own checks: import aliases, bound names, dotted names, scopes, loops."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NAMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
+          ast.MatchStar)
 
 
 def import_aliases(nodes: Iterable[ast.AST]) -> dict[str, str]:
@@ -23,6 +25,20 @@ def import_aliases(nodes: Iterable[ast.AST]) -> dict[str, str]:
             for item in node.names:
                 aliases[item.asname or item.name] = f"{node.module}.{item.name}"
     return aliases
+
+
+def bound_names(node: ast.AST) -> list[str]:
+    """The names ``node`` binds: assignment targets, parameters, definitions, imports, globals."""
+    if isinstance(node, ast.Name):
+        return [node.id] if isinstance(node.ctx, (ast.Store, ast.Del)) else []
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    name = getattr(node, "name", None)
+    return [name] if isinstance(node, _NAMED) and isinstance(name, str) else []
 
 
 def dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:

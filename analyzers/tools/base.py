@@ -2,13 +2,16 @@
 
 An adapter is configured once from a profile (``__init__``) and then run over
 batches of units (``run``), returning one list of findings per unit, in order.
+``run`` calls ``progress(units)`` before it works on a subset of the batch, as
+finely as the tool allows: the worker pool blames the units last named when a
+tool overruns its time budget (:mod:`..pool`).
 """
 
 from __future__ import annotations
 
 import ast
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +19,8 @@ from typing import ClassVar
 
 from ..finding import Finding
 from ..profile import Profile
+
+Progress = Callable[[Sequence["Unit"]], None]
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class Tool(ABC):
         self.profile = profile
 
     @abstractmethod
-    def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
+    def run(self, units: Sequence[Unit], progress: Progress) -> list[list[Finding]]:
         """Findings per unit, aligned with ``units``. May raise; the engine records it."""
 
     def emit(
@@ -65,8 +70,12 @@ class Tool(ABC):
 class PerUnitTool(Tool):
     """An adapter that looks at one unit at a time."""
 
-    def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
-        return [self.keep(self.check(unit)) for unit in units]
+    def run(self, units: Sequence[Unit], progress: Progress) -> list[list[Finding]]:
+        out = []
+        for unit in units:
+            progress([unit])
+            out.append(self.keep(self.check(unit)))
+        return out
 
     @abstractmethod
     def check(self, unit: Unit) -> Iterable[Finding | None]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import mypy.api
@@ -24,8 +25,10 @@ import mypy.version
 from ..finding import Finding
 from ..profile import Profile
 from ..scratch import scratch_dir
-from .base import Tool, Unit
+from .base import Progress, Tool, Unit
 
+# The last line of an internal error's traceback, when mypy ran out of memory or recursion.
+_EXHAUSTED = re.compile(r"^(MemoryError|RecursionError)\b", re.MULTILINE)
 _RESET_AFTER = 2000  # modules checked before the private cache is re-seeded
 _WARMUP = (  # standard-library modules generated code imports most; cached in the snapshot
     "import bisect, collections, dataclasses, functools, heapq, itertools, json, math, os\n"
@@ -38,6 +41,30 @@ def snapshot_dir() -> Path:
     root = Path(os.environ.get("REWARDKIT_CACHE_DIR", Path.home() / ".cache" / "rewardkit"))
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
     return root / f"mypy-{mypy.version.__version__}-py{py}"
+
+
+@contextlib.contextmanager
+def _output_captured(limit: int = 4096) -> Iterator[list[str]]:
+    """Capture what is written to file descriptors 1 and 2, where mypy prints an internal
+    error's traceback past ``mypy.api``'s own capture (it would reach the caller's terminal);
+    the yielded list holds the tail afterwards."""
+    captured: list[str] = []
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            for fd, copy in enumerate(saved, start=1):
+                os.dup2(copy, fd)
+                os.close(copy)
+            sink.seek(max(0, sink.seek(0, os.SEEK_END) - limit))
+            captured.append(sink.read().decode("utf-8", "replace"))
 
 
 class MypyTool(Tool):
@@ -55,6 +82,7 @@ class MypyTool(Tool):
             f"--config-file={root / 'empty.ini'}", f"--cache-dir={self._cache}",
             "--output=json", "--no-error-summary", "--no-color-output",
             "--ignore-missing-imports", "--no-site-packages", "--follow-imports=silent",
+            "--show-traceback",  # an internal error names its cause (see _mypy)
         ]
         if profile.threshold("mypy_disallow_untyped_defs"):
             self._args.append("--disallow-untyped-defs")
@@ -82,19 +110,27 @@ class MypyTool(Tool):
         the whole batch, so a batch that ends that way is checked file by file,
         and a single file's blocking errors are its findings.
         """
-        out, err, status = mypy.api.run([*self._args, *map(str, paths)])
+        with _output_captured() as traceback_text:
+            out, err, status = mypy.api.run([*self._args, *map(str, paths)])
         items = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         if status in (0, 1) or (status == 2 and items and len(paths) == 1):
             return items
         if status == 2 and items:
             return [item for path in paths for item in self._mypy([path])]
-        raise RuntimeError(f"mypy exit {status}: {(out + err).strip()[-300:]}")
+        text = (out + err).strip()
+        exhausted = _EXHAUSTED.search(traceback_text[0])
+        if exhausted is not None:  # the source defeated mypy (see faults.exhaustion_in)
+            raise (MemoryError if exhausted.group(1) == "MemoryError" else RecursionError)(
+                f"mypy internal error: {exhausted.group(1)}")
+        raise RuntimeError(f"mypy exit {status}: {text[-300:]}")
 
-    def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
-        """Mypy's errors for the batch, re-seeding its warm cache every so many files."""
+    def run(self, units: Sequence[Unit], progress: Progress) -> list[list[Finding]]:
+        """Mypy's errors for the batch (one call: mypy reports no progress within it),
+        re-seeding its warm cache every so many files."""
         if self._checked > _RESET_AFTER:
             self._seed(Path(self._dir.name) / "warmup.py")
             self._checked = 0
+            progress(units)
         self._checked += len(units)
         index = {u.name: i for i, u in enumerate(units)}
         out: list[list[Finding]] = [[] for _ in units]

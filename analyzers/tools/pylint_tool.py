@@ -3,22 +3,28 @@
 Only the structure and style/documentation messages of the catalog (plus the
 profile's ``[pylint] enable``) are on, so cross-module checks such as
 duplicate-code never run and sources in one batch cannot affect each other.
+Progress is reported module by module (pylint names each one to its reporter
+as it builds its tree and as it checks it).  Pylint turns an exception in a
+module into a fatal message; the linter here keeps the exception, so that the
+engine can tell a source that defeated pylint from a pylint fault.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import astroid
-from pylint.lint import Run
+from astroid import nodes
+from pylint.lint import PyLinter, Run
 from pylint.reporters import CollectingReporter
 
 from ..catalog import RULES
 from ..finding import Finding
 from ..profile import Profile
 from ..scratch import scratch_dir
-from .base import Tool, Unit
+from .base import Progress, Tool, Unit
 
 _LIMITS = (
     "max_args", "max_attributes", "max_branches", "max_returns", "max_statements",
@@ -40,6 +46,44 @@ def _arguments(profile: Profile, rcfile: Path) -> list[str]:
     ]
 
 
+class _Linter(PyLinter):
+    """A linter that keeps, per module, the exception behind a fatal message."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.crashes: dict[str, Exception] = {}
+
+    def get_ast(self, filepath: str, modname: str, data: str | None = None) -> nodes.Module | None:
+        try:
+            return super().get_ast(filepath, modname, data)
+        except Exception as exc:
+            self.crashes[modname] = exc
+            raise
+
+    def check_astroid_module(self, ast_node: nodes.Module, *args: Any, **kwargs: Any) -> bool | None:
+        try:
+            return super().check_astroid_module(ast_node, *args, **kwargs)
+        except Exception as exc:
+            self.crashes[ast_node.name] = exc
+            raise
+
+
+class _Run(Run):
+    LinterClass = _Linter
+
+
+class _Reporter(CollectingReporter):
+    """Collects the messages and names each module pylint turns to."""
+
+    def __init__(self, on_module: Callable[[str], None]) -> None:
+        super().__init__()
+        self._on_module = on_module
+
+    def on_set_current_module(self, module: str, filepath: str | None) -> None:
+        super().on_set_current_module(module, filepath)
+        self._on_module(module)
+
+
 class PylintTool(Tool):
     """Structure (R09xx, C0302, R1702) and naming/docstring (C0103, C011x) messages."""
 
@@ -51,26 +95,32 @@ class PylintTool(Tool):
         root = Path(self._dir.name)
         (root / "empty.cfg").write_text("")
         (root / "warmup.py").write_text('"""Warm-up module."""\n')
-        run = Run(
+        run = _Run(
             [*_arguments(profile, root / "empty.cfg"), str(root / "warmup.py")],
             reporter=CollectingReporter(), exit=False,
         )
-        self._linter = run.linter
+        self._linter: _Linter = run.linter  # type: ignore[assignment]
 
-    def run(self, units: Sequence[Unit]) -> list[list[Finding]]:
-        """One pylint check of the batch on the warm linter; a fatal message raises."""
-        reporter = CollectingReporter()
+    def run(self, units: Sequence[Unit], progress: Progress) -> list[list[Finding]]:
+        """One pylint check of the batch on the warm linter; a fatal message raises, from its cause."""
+        index = {u.name: i for i, u in enumerate(units)}
+
+        def on_module(module: str) -> None:
+            if module in index:
+                progress([units[index[module]]])
+
+        reporter = _Reporter(on_module)
         self._linter.set_reporter(reporter)
+        self._linter.crashes = {}
         try:
             self._linter.check([str(u.path) for u in units])
         finally:
             for unit in units:
                 astroid.MANAGER.astroid_cache.pop(unit.name, None)
-        index = {u.name: i for i, u in enumerate(units)}
         out: list[list[Finding]] = [[] for _ in units]
         for msg in reporter.messages:
             if msg.msg_id.startswith("F"):
-                raise RuntimeError(f"{msg.symbol}: {msg.msg}")
+                raise RuntimeError(f"{msg.symbol}: {msg.msg}") from self._linter.crashes.get(msg.module)
             found = self.emit(msg.msg_id, f"{msg.symbol}: {msg.msg}", msg.line)
             if found is not None:
                 out[index[msg.module]].append(found)

@@ -3,7 +3,9 @@
 Grades follow radon's ranks (xenon's thresholds): a block graded worse than
 ``cc_max_grade`` is a finding ``CC-<grade>``; a module whose maintainability
 index grades below ``mi_min_grade`` is ``MI-<grade>``. The index is radon's
-``mi_visit(code, multi=True)``, computed from the already-parsed tree.
+``mi_visit(code, multi=True)``, computed from the already-parsed tree; radon's
+raw line counts split lines with ``str.splitlines``, so they get
+:func:`..normalize.splitlines_safe` text (a form feed in a string breaks them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from radon.raw import analyze as raw_metrics
 from radon.visitors import ComplexityVisitor
 
 from ..finding import Finding
+from ..normalize import splitlines_safe
 from .base import PerUnitTool, Unit
 
 _CC_GRADES = "ABCDEF"
@@ -24,7 +27,7 @@ _MI_GRADES = "ABC"
 
 def maintainability_index(unit: Unit, complexity: int) -> float:
     """Radon's maintainability index, multi-line strings counted as comments."""
-    raw = raw_metrics(unit.text)
+    raw = raw_metrics(splitlines_safe(unit.text))
     comments = (raw.comments + raw.multi) / raw.sloc * 100 if raw.sloc else 0
     return float(mi_compute(h_visit_ast(unit.tree).total.volume, complexity, raw.lloc, comments))
 

@@ -77,7 +77,7 @@ def _measure_parts(out: int) -> None:
     mounts.unshare(mounts.CLONE_NEWNS, "unshare")
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
     mounts.mount("tmpfs", "/tmp", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV, "size=64m")  # nosec B108
-    root = view.build([sys.base_prefix, sys.prefix], [])
+    root = view.build([sys.base_prefix, sys.prefix], [], [])
     workdir = "/tmp/rewardkit/job"  # nosec B108 - in this helper's private /tmp
     os.makedirs(workdir)
     meter = accounting.detect(root=True)
@@ -111,11 +111,17 @@ def section_cost() -> None:
     if pid == 0:  # pragma: no cover - helper
         try:
             _measure_parts(write)
+        except BaseException as exc:  # the parent prints why
+            os.write(write, f"error {type(exc).__name__}: {exc}".encode())
         finally:
             os._exit(0)
     os.close(write)
     os.waitpid(pid, 0)
-    fork_ms, group_ms, view_ms, method = os.read(read, 200).decode().split()
+    answer = os.read(read, 1000).decode()
+    if answer.startswith("error"):
+        print(f"  not measured: {answer}")
+        return
+    fork_ms, group_ms, view_ms, method = answer.split()
     plain, group, fresh = float(fork_ms), float(group_ms), float(view_ms)
     print(f"  fork + wait of a Python child            {plain:6.3f} ms  (reference)")
     print(f"  + fresh {method} group, joined, read, removed  {group - plain:+6.3f} ms")

@@ -1,8 +1,11 @@
 """Reward components: a formula fed from a :class:`View`, with a name and what it needs.
 
 Every component returns ``(value, info)``.  A bad completion gets the
-component's documented lowest value (``LOWEST``) and a reason in ``info``; an
-infrastructure fault (``sandbox_error``) gives ``None``, never a made-up score.
+component's documented lowest value (``Component.lowest``) and a reason in ``info``: code
+that defeats the analysis (does not parse, hides itself, makes a tool overrun)
+scores quality 0.  An infrastructure fault (``sandbox_error``, an analysis tool
+error) gives ``None``, never a made-up score, and then the whole sample is
+left out (:mod:`.composite`).
 """
 
 from __future__ import annotations

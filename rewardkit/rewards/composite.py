@@ -5,6 +5,12 @@
 ``reward.functions()`` and ``reward.weights`` to hand each component to TRL
 as its own function (logged as ``rewards/<name>/mean``) with
 ``reward_weights``; ``reward.as_async()`` for TRL's async reward path.
+
+A sample is scored whole or left out: when any component has no value (an
+infrastructure fault in its run or analysis, ``sandbox_error`` or a tool
+error), every component of that sample is None, and so is its reward, so that
+TRL drops the row rather than train on part of it.  A bad completion is no
+fault: it gets each component's lowest value.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from .components import Component
 from .engine import ConfigError, Engine, View
+from .shared_batch import SharedBatch, batch_key
 
 log = logging.getLogger("rewardkit.rewards")
 
@@ -75,59 +82,61 @@ class Reward:
             return []
         return self.evaluate(*split_samples(samples))
 
-    def evaluate(self, completions: list[Any], kwargs: dict[str, Any],
-                 only: Sequence[Component] | None = None) -> list[RewardResult]:
-        """Results for ``completions`` with dataset ``kwargs`` columns (``only`` these components)."""
-        chosen = list(only) if only is not None else [c for c, _ in self.components]
+    def evaluate(self, completions: list[Any], kwargs: dict[str, Any]) -> list[RewardResult]:
+        """Results for ``completions`` with dataset ``kwargs`` columns."""
         columns = _columns(completions, kwargs)
-        needs = set().union(*(c.needs for c in chosen))
+        needs = set().union(*(c.needs for c, _ in self.components))
         views = self.engine.views(list(completions), columns, needs)
-        weights = {c.name: w for c, w in self.components}
-        return [self._result(view, chosen, weights) for view in views]
+        return [self._result(view) for view in views]
 
-    def _result(self, view: View, chosen: list[Component],
-                weights: dict[str, float]) -> RewardResult:
+    def _result(self, view: View) -> RewardResult:
         if self.strict and view.problem:
             raise ValueError(f"bad completion: {view.problem}")
         values: dict[str, float | None] = {}
         info: dict[str, Any] = {"reason": view.problem} if view.problem else {}
-        for component in chosen:
-            try:
-                value, detail = component.compute(view)
-            except ConfigError:
-                raise
-            except Exception as exc:  # a bug or a fault must not take the trainer down
-                if self.strict:
-                    raise
-                log.warning("reward component %s failed: %r", component.name, exc)
-                value, detail = None, {"error": repr(exc)}
-            if value is None and self.strict:
-                raise RuntimeError(f"{component.name} has no value: {detail}")
-            values[component.name] = value
-            info[component.name] = detail
+        for component, _ in self.components:
+            values[component.name], info[component.name] = self._value(component, view)
         if any(v is None for v in values.values()):
             log.warning("reward left out (None) for one sample: %s",
                         {k: info[k] for k, v in values.items() if v is None})
-            total = None
-        else:
-            total = sum(weights[k] * v for k, v in values.items() if v is not None)
-        return RewardResult(total, values, info)
+            return RewardResult(None, dict.fromkeys(values), info)  # scored whole or left out
+        weights = {c.name: w for c, w in self.components}
+        return RewardResult(sum(weights[k] * v for k, v in values.items() if v is not None), values, info)
+
+    def _value(self, component: Component, view: View) -> tuple[float | None, Any]:
+        """One component's value and detail; a component that fails has none (strict: raises)."""
+        try:
+            value, detail = component.compute(view)
+        except ConfigError:
+            raise
+        except Exception as exc:  # a bug or a fault must not take the trainer down
+            if self.strict:
+                raise
+            log.warning("reward component %s failed: %r", component.name, exc)
+            value, detail = None, {"error": repr(exc)}
+        if value is None and self.strict:
+            raise RuntimeError(f"{component.name} has no value: {detail}")
+        return value, detail
 
     # -- handing components to a trainer ------------------------------------------------------
     def functions(self) -> list[RewardFunction]:
         """One function per component, named after it, for ``reward_funcs``.
 
         Pass ``reward_weights=reward.weights`` alongside.  The functions share
-        this reward's engine, so a completion runs once for all of them.
+        one evaluation of each batch (:mod:`.shared_batch`): a completion runs
+        once for all of them, and a sample left out is left out by all.
         """
         components = [c for c, _ in self.components]
+        shared: SharedBatch[list[RewardResult]] = SharedBatch([c.name for c in components])
         # statuses are logged once, by a component that runs the code (else the first)
         logger = next((c for c in components if "run" in c.needs), components[0])
-        return [self._component_function(c, logs=c is logger) for c in components]
+        return [self._component_function(c, shared, logs=c is logger) for c in components]
 
-    def _component_function(self, component: Component, logs: bool) -> RewardFunction:
+    def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult]],
+                            logs: bool) -> RewardFunction:
         def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
-            results = self.evaluate(completions, kwargs, only=[component])
+            key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+            results = shared.get(component.name, key, lambda: self.evaluate(completions, kwargs))
             if logs:
                 log_to_trainer(kwargs, results, [])
             return [r.components[component.name] for r in results]

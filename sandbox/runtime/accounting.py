@@ -291,6 +291,7 @@ class ContainerRun(RunGroup):
         self.sampled_peak = 0.0
 
     def memory_kb_raw(self) -> float | None:
+        """The container's whole memory usage now, in KiB."""
         value = _read_int(self.files["usage"])
         return None if value is None else value / 1024
 

@@ -39,7 +39,7 @@ class LogFifo:
     def __init__(self, host_path: str, path: str) -> None:
         if not os.path.exists(host_path):
             os.mkfifo(host_path, 0o622)
-            os.chmod(host_path, 0o622)  # any run's uid may write; only root reads
+            os.chmod(host_path, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
         self.path = path
         self.reader = os.open(host_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         self._writer = os.open(host_path, os.O_WRONLY | os.O_CLOEXEC)

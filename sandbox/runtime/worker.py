@@ -259,51 +259,33 @@ class Worker:
 
     def _spawn(self, job: Job, target: Callable[[], None], stdin_path: str,
                compile_step: bool = False, rpc: bool = False) -> Child:
-        language = job.language
+        """Start one run of ``target``: its pipes, its cgroup, its namespaces, its limits."""
+        under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
+        limits = _child_limits(job, compile_step, under_valgrind)
         memory = int(job.limits.get("memory_mb", 1024))
-        exec_under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
-        cpu = int(job.limits.get("compile_time_s", 60)) + 1 if compile_step else job.cpu_limit
-        limits = isolation.ChildLimits(
-            cpu_s=cpu,
-            address_space_mb=memory if language.address_space_limit and not compile_step
-            and not exec_under_valgrind else None,
-            file_size_mb=int(job.limits.get("file_size_mb", 64)),
-            open_files=256,
-            processes=max(language.processes, 256) if compile_step else language.processes,
-        )
-        group = self.accounting.new_run(_group_memory_mb(memory, compile_step, exec_under_valgrind),
+        group = self.accounting.new_run(_group_memory_mb(memory, compile_step, under_valgrind),
                                         limits.processes)
-        stdin_fd = os.open(stdin_path, os.O_RDONLY)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        req_r = req_w = rep_r = rep_w = log_r = -1
-        if rpc:
-            req_r, req_w = os.pipe()
-            rep_r, rep_w = os.pipe()
-        if exec_under_valgrind:
-            log_r = self.meter_log.fresh_reader()
+        pipes = _Pipes.open(stdin_path, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
         isolation.new_pid_namespace_for_next_fork()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
-            pipes = [fd for fd in (stdin_fd, out_w, err_w, req_r, rep_w) if fd >= 0]
-            group.adopt(_become_child(pipes + group.descriptors)[len(pipes):])
+            group.adopt(_become_child(pipes.child + group.descriptors)[len(pipes.child):])
             try:
                 isolation.prepare_child(self.iso, limits, job.workdir,
                                         deterministic=job.meter == "instructions")
                 group.join()
                 target()
-            except BaseException as exc:
+            except BaseException as exc:  # whatever stopped it, say so on the run's stderr
                 os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
             os._exit(127)
         isolation.reset_pid_namespace()
         group.started(pid)
-        for fd in (stdin_fd, out_w, err_w, req_r, rep_w):
-            if fd >= 0:
-                os.close(fd)
+        for fd in pipes.child:
+            os.close(fd)
         cap = int(job.limits.get("output_kb", 8192)) * 1024
-        return Child(pid, self.iso, group, out_r, err_r, COMPILE_OUTPUT_CAP if compile_step else cap,
-                     request_fd=req_w if rpc else None, reply_fd=rep_r if rpc else None,
-                     log_fd=log_r if exec_under_valgrind else None)
+        return Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
+                     COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
+                     reply_fd=pipes.reply, log_fd=pipes.log)
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
@@ -463,6 +445,45 @@ def _outcome(usage: Usage, stderr: str, job: Job) -> str:
     if usage.exit_code == 0 and usage.signal is None:
         return "ok"
     return "runtime_error"
+
+
+@dataclass
+class _Pipes:
+    """A run's pipes: the child's ends in their order (stdin, stdout, stderr[, requests,
+    replies]) and the worker's ends (the meter's log is the worker's FIFO, read only)."""
+
+    child: list[int]
+    stdout: int
+    stderr: int
+    request: int | None = None
+    reply: int | None = None
+    log: int | None = None
+
+    @classmethod
+    def open(cls, stdin_path: str, rpc: bool, log: int | None) -> _Pipes:
+        """Open the stdin file and the pipes; ``rpc`` adds the call request and reply pipes."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        pipes = cls([os.open(stdin_path, os.O_RDONLY), out_w, err_w], out_r, err_r, log=log)
+        if rpc:
+            req_r, pipes.request = os.pipe()
+            pipes.reply, rep_w = os.pipe()
+            pipes.child += [req_r, rep_w]
+        return pipes
+
+
+def _child_limits(job: Job, compile_step: bool, under_valgrind: bool) -> isolation.ChildLimits:
+    """The rlimits of one run: a compiler's, or the solution's under the job's limits."""
+    language = job.language
+    cpu = int(job.limits.get("compile_time_s", 60)) + 1 if compile_step else job.cpu_limit
+    bounded = language.address_space_limit and not compile_step and not under_valgrind
+    return isolation.ChildLimits(
+        cpu_s=cpu,
+        address_space_mb=int(job.limits.get("memory_mb", 1024)) if bounded else None,
+        file_size_mb=int(job.limits.get("file_size_mb", 64)),
+        open_files=256,
+        processes=max(language.processes, 256) if compile_step else language.processes,
+    )
 
 
 def _group_memory_mb(memory_mb: int, compile_step: bool, under_valgrind: bool) -> int | None:

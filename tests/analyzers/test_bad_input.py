@@ -13,12 +13,12 @@ def _input_rules(code: object) -> list[str]:
     return [f.rule for f in analyze(code).findings if f.tool == "rk-input"]
 
 
-def test_syntax_error_is_one_critical_finding() -> None:
+def test_syntax_error_is_one_critical_finding_and_the_lowest_score() -> None:
     report = analyze("def f(:\n    pass\n")
     assert [(f.rule, f.severity, f.line) for f in report.findings] == [
         ("syntax-error", "critical", 1)
     ]
-    assert report.score == pytest.approx(1 / 11)
+    assert report.score == 0.0
     assert report.errors == ()
 
 
