@@ -2,7 +2,7 @@
 (or blamed on the source, when the source caused it); the other tools and sources still count.
 
 The tools are made to fail here by replacing their code in this process, on an engine of its own;
-real failures of real workers are in ``test_worker_faults``.
+real failures of real workers are in ``test_analysis_worker_faults``.
 """
 
 from __future__ import annotations
