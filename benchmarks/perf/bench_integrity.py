@@ -91,7 +91,7 @@ def _measure_parts(out: int) -> None:
     def with_view() -> None:
         def enter() -> None:
             mounts.unshare(mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC, "unshare")
-            view.enter(root, workdir, fresh_proc=False)
+            root.enter(workdir, fresh_proc=False)
         _fork_wait(enter)
 
     figures = [median_ms(lambda: _fork_wait(lambda: None), 200), median_ms(with_group, 200),

@@ -18,7 +18,7 @@ import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import view
+from . import view as view_module
 from .mounts import (
     CLONE_NEWIPC,
     CLONE_NEWNET,
@@ -54,7 +54,7 @@ class Isolation:
     mount_namespace: bool = False
     pid_namespace_per_run: bool = False
     hidden_homes: list[str] = field(default_factory=list)
-    view: str | None = None  # root of the allow-list filesystem view runs are confined to
+    view: view_module.View | None = None  # the allow-list filesystem view runs are confined to
     filesystem: str = "host"  # "allow-list" with a view, else what the worker could hide
     scratch: str = "shared"  # "per-run": fresh /tmp, /var/tmp, /dev/shm and SysV IPC each run
     accounting: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +99,7 @@ def enter_worker_namespaces(keep_paths: list[str], packages: list[str],
         iso.notes.append(f"/proc not remounted with hidepid ({exc})")
     iso.pid_namespace_per_run = _pid_namespace_works()
     try:
-        iso.view = view.build(keep_paths, packages, hidden)
+        iso.view = view_module.build(keep_paths, packages, hidden)
         iso.filesystem, iso.scratch = "allow-list", "per-run"
     except OSError as exc:
         iso.notes.append(f"no filesystem view ({exc}): runs see the host minus hidden homes")
@@ -171,7 +171,7 @@ def prepare_child(iso: Isolation, limits: ChildLimits, workdir: str, determinist
         os.setsid()
     if iso.view is not None:
         unshare(CLONE_NEWNS | CLONE_NEWIPC, "unshare(CLONE_NEWNS | CLONE_NEWIPC)")
-        view.enter(iso.view, workdir, fresh_proc=iso.pid_namespace_per_run)
+        iso.view.enter(workdir, fresh_proc=iso.pid_namespace_per_run)
     else:
         os.chdir(workdir)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)

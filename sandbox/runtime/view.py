@@ -9,7 +9,7 @@ only the allow-listed packages are bound back, so a solution can import the
 standard library and those packages and cannot read rewardkit, an evaluation
 package's data or anything else installed beside them.
 
-:func:`enter` runs in each run's first process, in a mount namespace of its
+:meth:`View.enter` runs in each run's first process, in a mount namespace of its
 own: fresh tmpfs at ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (so nothing one
 run writes is seen by a later one, and what it writes there is charged to its
 memory), its work dir bound in at the same path, ``/proc`` of its own pid
@@ -21,6 +21,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
+from dataclasses import dataclass, field
 
 from .mounts import (
     MS_BIND,
@@ -54,8 +55,39 @@ def package_folders() -> list[str]:
     return sorted(found)
 
 
-def build(keep_paths: list[str], packages: list[str], hidden: list[str]) -> str:
-    """Make the view under :data:`ROOT` (root, in the worker's private mount namespace); return it.
+@dataclass
+class View:
+    """A built view: its root, and the folders it shows that lie where runs get fresh scratch
+    (a checkout and its venv under /tmp), which :meth:`enter` shows again over the scratch."""
+
+    root: str
+    in_scratch: list[str] = field(default_factory=list)
+
+    def enter(self, workdir: str, fresh_proc: bool) -> None:
+        """In a run's first process, in its own mount namespace: fresh scratch, its work dir, chroot."""
+        flags = MS_NOSUID | MS_NODEV
+        # descriptors of what the scratch will cover, opened first: a recursive bind of one
+        # brings back the folder with the covers inside it (emptied site-packages)
+        kept = [(path, os.open(self.root + path, os.O_PATH | os.O_DIRECTORY)) for path in self.in_scratch]
+        for name in SCRATCH:
+            mount("tmpfs", f"{self.root}/{name}", "tmpfs", flags, SCRATCH_OPTIONS)
+        for path, fd in kept:
+            os.makedirs(self.root + path, mode=0o755, exist_ok=True)
+            mount(f"/proc/self/fd/{fd}", self.root + path, None, MS_BIND | MS_REC)
+            os.close(fd)
+        target = self.root + workdir
+        os.makedirs(target, mode=0o711, exist_ok=True)
+        mount(workdir, target, None, MS_BIND)  # writable: the run's own work dir
+        if fresh_proc:
+            mount("proc", f"{self.root}/proc", "proc", flags | MS_NOEXEC)
+        else:
+            mount("/proc", f"{self.root}/proc", None, MS_BIND | MS_REC)
+        os.chroot(self.root)
+        os.chdir(workdir)
+
+
+def build(keep_paths: list[str], packages: list[str], hidden: list[str]) -> View:
+    """Make the view under :data:`ROOT` (root, in the worker's private mount namespace).
 
     ``hidden`` are folders covered wherever they are (rewardkit's own
     checkout or install, which may lie under ``/usr``).
@@ -71,17 +103,21 @@ def build(keep_paths: list[str], packages: list[str], hidden: list[str]) -> str:
     _devices()
     for name in ("proc", *SCRATCH):
         os.makedirs(_inside("/" + name), exist_ok=True)
-    # Show what runs need, cover what they must not see, show again what a cover hid;
-    # package folders last, so that a folder shown again never brings them back.
+    # Show what runs need, cover what they must not see, show again what a cover hid
+    # (a venv inside a hidden checkout), cover again what that brought back (its
+    # site-packages), and last show the allowed packages.
+    covers = [*hidden, *package_folders()]
+    covered: set[str] = set()
     _show(keep_paths)
-    _cover(hidden)
+    _cover(covers, covered)
     _show(keep_paths)
-    _cover(package_folders())
+    _cover(covers, covered)
     _show([*packages, *keep_paths])
     os.mkfifo(ROOT + METER_LOG, 0o622)
     os.chmod(ROOT + METER_LOG, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
     mount("none", ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    return ROOT
+    scratch = tuple(f"/{name}/" for name in SCRATCH)
+    return View(ROOT, sorted(p for p in set(keep_paths) if p.startswith(scratch) and os.path.isdir(p)))
 
 
 def _show(paths: list[str]) -> None:
@@ -91,11 +127,12 @@ def _show(paths: list[str]) -> None:
             _bind(path)
 
 
-def _cover(folders: list[str]) -> None:
-    """An empty tmpfs over each folder the view shows."""
+def _cover(folders: list[str], covered: set[str]) -> None:
+    """An empty tmpfs over each folder the view shows that is not covered yet."""
     for folder in folders:
-        if os.path.isdir(_inside(folder)):
+        if folder not in covered and os.path.isdir(_inside(folder)):
             mount("tmpfs", _inside(folder), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+            covered.add(folder)
 
 
 def _inside(path: str) -> str:
@@ -130,18 +167,3 @@ def _devices() -> None:
                        ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(link, _inside(f"/dev/{name}"))
 
-
-def enter(root: str, workdir: str, fresh_proc: bool) -> None:
-    """In a run's first process, in its own mount namespace: fresh scratch, its work dir, chroot."""
-    flags = MS_NOSUID | MS_NODEV
-    for name in SCRATCH:
-        mount("tmpfs", f"{root}/{name}", "tmpfs", flags, SCRATCH_OPTIONS)
-    target = root + workdir
-    os.makedirs(target, mode=0o711, exist_ok=True)
-    mount(workdir, target, None, MS_BIND)  # writable: the run's own work dir
-    if fresh_proc:
-        mount("proc", f"{root}/proc", "proc", flags | MS_NOEXEC)
-    else:
-        mount("/proc", f"{root}/proc", None, MS_BIND | MS_REC)
-    os.chroot(root)
-    os.chdir(workdir)

@@ -112,7 +112,7 @@ class Worker:
         """The instruction meter's log FIFO, made on first use (inside the view when there is one)."""
         if self._meter_log is None:
             if self.iso.view is not None:
-                self._meter_log = callgrind.LogFifo(self.iso.view + view.METER_LOG, view.METER_LOG)
+                self._meter_log = callgrind.LogFifo(self.iso.view.root + view.METER_LOG, view.METER_LOG)
             else:
                 path = os.path.join(self._root, "callgrind-log")
                 self._meter_log = callgrind.LogFifo(path, path)
