@@ -77,7 +77,7 @@ def _measure_parts(out: int) -> None:
     mounts.unshare(mounts.CLONE_NEWNS, "unshare")
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
     mounts.mount("tmpfs", "/tmp", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV, "size=64m")  # nosec B108
-    root = view.build([sys.base_prefix, sys.prefix], [], [])
+    root = view.build([sys.base_prefix, sys.prefix], [], [], os.path.dirname(view.__file__))
     workdir = "/tmp/rewardkit/job"  # nosec B108 - in this helper's private /tmp
     os.makedirs(workdir)
     meter = accounting.detect(root=True)

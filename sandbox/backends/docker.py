@@ -49,13 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from ..packages import DEFAULT_PACKAGES, package_paths
+from ..runtime import RUNTIME_MOUNT
 from ..types import Limits
 from .local import RUNTIME_DIR, boot_command
 from .process import WorkerProcess
 
 DEFAULT_IMAGE = "rewardkit-sandbox:latest"
 LABEL = "rewardkit=sandbox"
-MOUNT_DIR = "/opt/rewardkit/runtime"
+MOUNT_DIR = RUNTIME_MOUNT
 PACKAGES_DIR = "/opt/rewardkit/packages"
 WORKER_OVERHEAD_MB = 256
 SETUP_HINT = "run `make docker` (or `scripts/docker-setup.sh`) to install, start and build it"

@@ -7,6 +7,11 @@ the same modules for the wire protocol, so both ends always agree.
 """
 
 
+# Where runs see these files: docker mounts them here, and the local backend's filesystem
+# view shows them here, apart from the rest of rewardkit (which runs never see).
+RUNTIME_MOUNT = "/opt/rewardkit/runtime"
+
+
 def boot_code(runtime_dir: str, module: str) -> str:
     """Source for ``python -c`` that runs ``runtime.<module>.main()`` from ``runtime_dir``.
 

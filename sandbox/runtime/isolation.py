@@ -65,13 +65,14 @@ class Isolation:
         return asdict(self)
 
 
-def enter_worker_namespaces(keep_paths: list[str], packages: list[str],
-                            hidden: list[str]) -> Isolation:
+def enter_worker_namespaces(keep_paths: list[str], packages: list[str], hidden: list[str],
+                            runtime_dir: str) -> Isolation:
     """Move this worker into private network and mount namespaces (root only), and build the view.
 
     ``keep_paths`` are directories runs need at the same path (the Python
     prefix, the runtime); ``packages`` the paths of the importable packages;
-    ``hidden`` folders the view covers even where it shows their parent.
+    ``hidden`` folders the view covers even where it shows their parent;
+    ``runtime_dir`` this runtime, which the view shows at ``RUNTIME_MOUNT``.
     """
     iso = Isolation()
     if os.geteuid() != 0:
@@ -99,7 +100,8 @@ def enter_worker_namespaces(keep_paths: list[str], packages: list[str],
         iso.notes.append(f"/proc not remounted with hidepid ({exc})")
     iso.pid_namespace_per_run = _pid_namespace_works()
     try:
-        iso.view = view_module.build(keep_paths, packages, hidden)
+        iso.view = view_module.build([p for p in keep_paths if p != runtime_dir], packages, hidden,
+                                     runtime_dir)
         iso.filesystem, iso.scratch = "allow-list", "per-run"
     except OSError as exc:
         iso.notes.append(f"no filesystem view ({exc}): runs see the host minus hidden homes")

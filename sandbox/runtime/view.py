@@ -23,6 +23,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from . import RUNTIME_MOUNT
 from .mounts import (
     MS_BIND,
     MS_NODEV,
@@ -86,11 +87,12 @@ class View:
         os.chdir(workdir)
 
 
-def build(keep_paths: list[str], packages: list[str], hidden: list[str]) -> View:
+def build(keep_paths: list[str], packages: list[str], hidden: list[str], runtime_dir: str) -> View:
     """Make the view under :data:`ROOT` (root, in the worker's private mount namespace).
 
     ``hidden`` are folders covered wherever they are (rewardkit's own
-    checkout or install, which may lie under ``/usr``).
+    checkout or install, which may lie under ``/usr``); ``runtime_dir`` is
+    shown at ``RUNTIME_MOUNT`` only, so no part of rewardkit is importable.
     """
     os.makedirs(ROOT, exist_ok=True)
     mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
@@ -113,6 +115,8 @@ def build(keep_paths: list[str], packages: list[str], hidden: list[str]) -> View
     _show(keep_paths)
     _cover(covers, covered)
     _show([*packages, *keep_paths])
+    os.makedirs(_inside(RUNTIME_MOUNT))
+    bind_read_only(runtime_dir, _inside(RUNTIME_MOUNT))
     os.mkfifo(ROOT + METER_LOG, 0o622)
     os.chmod(ROOT + METER_LOG, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
     mount("none", ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)

@@ -29,7 +29,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import accounting, boot_code, callgrind, harness, isolation, mounts, protocol, scratch, view
+from . import (
+    RUNTIME_MOUNT,
+    accounting,
+    boot_code,
+    callgrind,
+    harness,
+    isolation,
+    mounts,
+    protocol,
+    scratch,
+    view,
+)
 from .languages import Language, fill, find_tool, resolve_language, source_name
 from .supervise import Child, Usage
 
@@ -83,7 +94,9 @@ class Worker:
         # folder (a checkout in /tmp): exec'd children (valgrind's python) import them again
         keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
                        self.runtime_dir})
-        self.iso = isolation.enter_worker_namespaces(keep, packages, hidden)
+        self.iso = isolation.enter_worker_namespaces(keep, packages, hidden, self.runtime_dir)
+        if self.iso.view is not None:  # runs see the runtime apart from the rest of rewardkit
+            self.runtime_dir = RUNTIME_MOUNT
         self.accounting = accounting.detect(root=os.geteuid() == 0)
         self.iso.accounting = self.accounting.to_dict()
         if self.iso.unprivileged_uid is None:  # runs share this worker's uid: keep them off its memory

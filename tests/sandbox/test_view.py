@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from rewardkit.sandbox.runtime import mounts, view
+from rewardkit.sandbox.runtime import RUNTIME_MOUNT, mounts, view
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mount namespaces need root")
 
@@ -46,7 +46,8 @@ def _seen_by_a_run(built: view.View) -> dict[str, bool]:
             mounts.unshare(mounts.CLONE_NEWNS, "unshare")
             built.enter(workdir, fresh_proc=False)
             paths = [f"{SITE}/allowed/__init__.py", f"{SITE}/answer_key", f"{CHECKOUT}/.venv/bin/python",
-                     f"{CHECKOUT}/benchmarks", f"{CHECKOUT}/sandbox/runtime/harness.py", "/tmp/leftover"]
+                     f"{CHECKOUT}/benchmarks", f"{CHECKOUT}/sandbox/runtime/harness.py",
+                     f"{RUNTIME_MOUNT}/harness.py", "/tmp/leftover"]
             os.write(write, json.dumps({p: os.path.exists(p) for p in paths}).encode())
             with open("/tmp/leftover", "w", encoding="utf-8"):  # nosec B108 - for the next run to miss
                 pass
@@ -62,8 +63,8 @@ def _helper(out: int) -> None:
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
     mounts.mount("tmpfs", "/tmp", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV, "size=64m")  # nosec B108
     _layout()
-    built = view.build([sys.base_prefix, f"{CHECKOUT}/.venv", f"{CHECKOUT}/sandbox/runtime"],
-                       [f"{SITE}/allowed"], [CHECKOUT, SITE])
+    built = view.build([sys.base_prefix, f"{CHECKOUT}/.venv"], [f"{SITE}/allowed"], [CHECKOUT, SITE],
+                       f"{CHECKOUT}/sandbox/runtime")
     first = _seen_by_a_run(built)
     os.write(out, json.dumps({"in_scratch": built.in_scratch, "first": first,
                               "second": _seen_by_a_run(built)}).encode())
@@ -87,6 +88,7 @@ def test_a_checkout_under_tmp_stays_visible_and_covered() -> None:
     for run in ("first", "second"):
         seen = report[run]
         assert seen[f"{SITE}/allowed/__init__.py"] and seen[f"{CHECKOUT}/.venv/bin/python"], seen
-        assert seen[f"{CHECKOUT}/sandbox/runtime/harness.py"], seen  # kept paths come back
+        assert seen[f"{RUNTIME_MOUNT}/harness.py"], seen  # the runtime, apart from its package
+        assert not seen[f"{CHECKOUT}/sandbox/runtime/harness.py"], seen
         assert not seen[f"{SITE}/answer_key"] and not seen[f"{CHECKOUT}/benchmarks"], seen
     assert not report["second"]["/tmp/leftover"], "a run's /tmp is fresh"
