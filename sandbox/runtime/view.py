@@ -1,8 +1,8 @@
 """The filesystem a run sees: what programs need to run, and nothing that judges them.
 
 :func:`build` makes, once per worker, a root holding read-only binds of the
-system (``/usr``, ``/etc`` and the merged-usr links), the Python prefixes and
-the sandbox runtime, a minimal ``/dev``, and nothing else: not the home
+system (``/usr``, ``/etc`` and the merged-usr links), the Python prefixes, the
+sandbox runtime (at ``RUNTIME_MOUNT``), a minimal ``/dev``, and nothing else: not the home
 directories, not the repository, not the benchmark data.  Every
 ``site-packages``/``dist-packages`` folder in it is an empty tmpfs into which
 only the allow-listed packages are bound back, so a solution can import the

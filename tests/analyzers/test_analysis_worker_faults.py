@@ -3,54 +3,22 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-import psutil
 import pytest
 from analyzer_helpers import nested_max
+from killer import killing
 
 from rewardkit.analyzers import analyze_many
 
 SLOW = nested_max(8)  # ~100 s of mypy
+WORKER = "rewardkit.analyzers.worker"  # in every analysis worker's command line
 CODES = ["def add(a: int, b: int) -> int:\n    return a + b\n", "import os\nprint(os.sep)\n"]
-
-
-@contextmanager
-def killing_workers(sig: signal.Signals, after_s: float = 0.0) -> Iterator[None]:
-    """Send ``sig`` to every analysis worker process ``after_s`` after it is first seen."""
-    stop = threading.Event()
-
-    def kill() -> None:
-        seen: dict[int, float] = {}
-        while not stop.is_set():
-            for child in psutil.Process().children(recursive=True):
-                try:
-                    if "rewardkit.analyzers.worker" not in " ".join(child.cmdline()):
-                        continue
-                    first = seen.setdefault(child.pid, time.monotonic())
-                    if time.monotonic() - first >= after_s:
-                        os.kill(child.pid, sig)
-                except (psutil.Error, ProcessLookupError):
-                    continue
-            time.sleep(0.02)
-
-    killer = threading.Thread(target=kill)
-    killer.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        killer.join()
 
 
 @pytest.mark.usefixtures("fresh_cache")
 def test_killed_workers_are_an_infrastructure_fault_and_not_cached() -> None:
-    with killing_workers(signal.SIGKILL):
+    with killing(WORKER, signal.SIGKILL):
         reports = analyze_many(CODES, workers=2)
     for report in reports:
         assert report.findings == ()
@@ -65,7 +33,7 @@ def test_killed_workers_are_an_infrastructure_fault_and_not_cached() -> None:
 def test_a_source_that_crashes_its_worker_twice_is_to_blame() -> None:
     """A crash (SIGSEGV, as a stack overflow in a tool would give) while mypy is on the source,
     then again with the source alone: ``analysis-crash``, the lowest score."""
-    with killing_workers(signal.SIGSEGV, after_s=8.0):
+    with killing(WORKER, signal.SIGSEGV, after_s=8.0):
         (report,) = analyze_many([SLOW], {"thresholds": {"tool_timeout_s": 120.0}}, workers=1)
     assert report.errors == ()
     assert [(f.tool, f.rule) for f in report.findings] == [("rk-input", "analysis-crash")]

@@ -7,16 +7,10 @@ The faults are real: the sandbox's or the analyzers' worker processes are killed
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import psutil
 import pytest
+from killer import killing
 
 from rewardkit import rewards
 from rewardkit.analyzers import clear_cache
@@ -30,30 +24,6 @@ BASELINE = {"passed": True, "time_s": 0.05, "peak_memory_kb": 10_000, "integral_
 
 def answer(code: str) -> str:
     return f"<thinking>add</thinking>\n<solution>\n```python\n{code}```\n</solution>"
-
-
-@contextmanager
-def killing(command_part: str) -> Iterator[None]:
-    """SIGKILL every process of ours whose command line holds ``command_part``, as it appears."""
-    stop = threading.Event()
-
-    def kill() -> None:
-        while not stop.is_set():
-            for child in psutil.Process().children(recursive=True):
-                try:
-                    if command_part in " ".join(child.cmdline()):
-                        os.kill(child.pid, signal.SIGKILL)
-                except (psutil.Error, ProcessLookupError):
-                    continue
-            time.sleep(0.01)
-
-    killer = threading.Thread(target=kill)
-    killer.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        killer.join()
 
 
 def trl_calls(reward: Reward, completions: list[Any], **columns: Any) -> dict[str, list[float | None]]:
