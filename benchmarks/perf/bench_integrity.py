@@ -12,6 +12,11 @@
    docker warm pool: time, peak memory and integral, and their ratio to the
    honest program's (1.0 means nothing was hidden).
 
+3. The instruction meter against attacks on it: a forged total written into
+   valgrind's log, a FIFO planted where the count used to be read from, and the
+   same work done in a forked child or a spawned ``python3 -c`` (which must be
+   counted): each count beside the honest program's.
+
 The measurement-stability figures with whole-tree accounting in place are
 section 2 of ``bench_sandbox.py``.  Run: ``python benchmarks/perf/bench_integrity.py``.
 """
@@ -159,11 +164,36 @@ def section_hiding() -> None:
             print(f"  {name}: not measured ({exc})")
 
 
+LOOP = "s = 0\nfor i in range(300000):\n    s += i\n"
+METER_VARIANTS = {
+    "forged total in valgrind's log": LOOP + "open('/.callgrind-log', 'w').write('==1== Collected : 1\\n')\n",
+    "FIFO planted as callgrind.out": "import os\nos.mkfifo('callgrind.out')\n" + LOOP,
+    "work in a forked child": "import os\nif os.fork() == 0:\n"
+                              + "".join(f"    {line}\n" for line in LOOP.splitlines())
+                              + "    os._exit(0)\nos.wait()\n",
+    "work in a spawned python3 -c": "import subprocess, sys\nsubprocess.run([sys.executable, '-c', "
+                                    + repr(LOOP) + "], check=True)\n",
+}
+
+
+def section_meter() -> None:
+    """Print section 3: instruction counts of attacks on the meter against the honest count."""
+    print("\n[3] instruction meter: attacks against the honest count (ratio >= 1: nothing hidden)")
+    with Sandbox(workers=1, meter="instructions") as sb:
+        honest = sb.run(LOOP + "print('ok')\n", ONE)
+        print(f"  {'honest':34s} {honest.instructions or 0:>13,}")
+        for label, code in METER_VARIANTS.items():
+            r = sb.run(code + "print('ok')\n", ONE)
+            ratio = (r.instructions or 0) / (honest.instructions or 1)
+            print(f"  {label:34s} {r.instructions or 0:>13,}  {r.status.value:8s} ratio {ratio:.2f}")
+
+
 def main() -> None:
-    """Run both sections."""
+    """Run the three sections."""
     print(f"integrity benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_cost()
     section_hiding()
+    section_meter()
 
 
 if __name__ == "__main__":

@@ -28,6 +28,12 @@ def argv(valgrind: str, log_path: str, program: list[str]) -> list[str]:
             "--trace-children=yes", f"--log-file={log_path}", *program]
 
 
+def make_fifo(path: str) -> None:
+    """The FIFO valgrind logs to: any run's uid may write it, only root reads it."""
+    os.mkfifo(path, 0o622)
+    os.chmod(path, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
+
+
 class LogFifo:
     """The meter's FIFO: made once per worker, read by the worker only, never at end-of-file.
 
@@ -38,8 +44,7 @@ class LogFifo:
 
     def __init__(self, host_path: str, path: str) -> None:
         if not os.path.exists(host_path):
-            os.mkfifo(host_path, 0o622)
-            os.chmod(host_path, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
+            make_fifo(host_path)
         self.path = path
         self.reader = os.open(host_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         self._writer = os.open(host_path, os.O_WRONLY | os.O_CLOEXEC)

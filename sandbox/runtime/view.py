@@ -23,7 +23,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from . import RUNTIME_MOUNT
+from . import RUNTIME_MOUNT, callgrind
 from .mounts import (
     MS_BIND,
     MS_NODEV,
@@ -117,8 +117,7 @@ def build(keep_paths: list[str], packages: list[str], hidden: list[str], runtime
     _show([*packages, *keep_paths])
     os.makedirs(_inside(RUNTIME_MOUNT))
     bind_read_only(runtime_dir, _inside(RUNTIME_MOUNT))
-    os.mkfifo(ROOT + METER_LOG, 0o622)
-    os.chmod(ROOT + METER_LOG, 0o622)  # nosec B103 - any run's uid writes valgrind's log; only root reads
+    callgrind.make_fifo(ROOT + METER_LOG)
     mount("none", ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     scratch = tuple(f"/{name}/" for name in SCRATCH)
     return View(ROOT, sorted(p for p in set(keep_paths) if p.startswith(scratch) and os.path.isdir(p)))
