@@ -184,10 +184,10 @@ class Child:
                 if key.fd != self._pidfd:
                     self._on_ready(key.fd)
 
-    def _read_log(self) -> None:
+    def _read_log(self, fd: int) -> None:
         """Everything valgrind has written so far (its processes are gone by now)."""
         with contextlib.suppress(BlockingIOError, OSError):
-            while chunk := os.read(self.log_fd or -1, 65536):
+            while chunk := os.read(fd, 65536):
                 self._on_ready_log(chunk)
 
     def _on_ready_log(self, chunk: bytes) -> None:
@@ -222,7 +222,7 @@ class Child:
         if self.killed != "output":
             self._drain(grace=0.2)
         if self.log_fd is not None:
-            self._read_log()
+            self._read_log(self.log_fd)
         for fd in [self._pidfd, self.stdout_fd, self.stderr_fd, self.reply_fd, self.request_fd,
                    self.log_fd]:
             if fd is not None:
