@@ -55,7 +55,9 @@ def clear_cache() -> None:
 
 
 def shutdown_pool() -> None:
-    """Stop the worker processes (they restart on the next batch)."""
+    """Stop the worker processes, cutting short an analysis in progress in another thread (its
+    unfinished sources get a ToolError); they start again on the next batch."""
+    _pool.abort()
     with _pool_lock:
         _pool.close()
 

@@ -37,6 +37,7 @@ import signal
 import subprocess  # nosec B404 - the workers are our own module, started with a fixed argv
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -45,17 +46,23 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TypeVar
 
+import psutil
+
 from .faults import fault_report, infrastructure_report
 from .profile import Profile
 from .progress_board import Board
 from .report import QualityReport
 from .scratch import process_root
+from .worker import MEMORY_MB
 
 STARTUP_S = 120.0  # start a worker, import the tools, warm pylint and mypy
 POLL_S = 0.2  # how often the boards are read while no answer comes
 ALLOWANCE_S = (2.0, 0.25)  # a tool call over n sources: base + n * per source (at most the budget)
 MAX_CHUNK = 32
 MAX_IDLE = 8
+# A worker whose address space grew past this is replaced after its job, so that a source that
+# runs a worker out of memory (an input fault, scored 0) always had at least half of it.
+RECYCLE_MB = MEMORY_MB // 2
 T = TypeVar("T")
 _EXTERNAL = {-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT, 0}
 
@@ -148,6 +155,13 @@ class Worker:
         self.board.discard()
         return status
 
+    def address_space_mb(self) -> float:
+        """The process's address space in MiB (what its memory limit bounds); 0 once it is gone."""
+        try:
+            return float(psutil.Process(self.process.pid).memory_info().vms) / 2**20
+        except psutil.Error:
+            return 0.0
+
     def stop(self) -> None:
         """Ask the process to leave; kill it if it does not within 5 s."""
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
@@ -227,11 +241,16 @@ class _Batch:
 
 
 class WorkerPool:
-    """Warm worker processes, kept between calls; one call at a time."""
+    """Warm worker processes, kept between calls; one call at a time.
+
+    :meth:`abort` (from any thread) cuts the call in progress short: its busy
+    workers are killed and its unfinished sources get an infrastructure error.
+    """
 
     def __init__(self) -> None:
         self._idle: list[Worker] = []
         self._owner = os.getpid()  # a forked child must not use (or stop) its parent's workers
+        self._aborted = threading.Event()
 
     def analyze(self, profile: Profile, codes: list[object], workers: int) -> list[QualityReport]:
         """One report per source, in order; ``workers`` processes at a time."""
@@ -239,23 +258,27 @@ class WorkerPool:
         batch = _Batch(profile, [None] * len(codes), deque(chunked(range(len(codes)), workers)))
         busy: list[Worker] = []
         try:
-            while batch.queue or busy:
+            while (batch.queue or busy) and not self._aborted.is_set():
                 while batch.queue and len(busy) < workers:
                     self._start(busy, batch, batch.queue.popleft(), codes)
                 if busy:
                     self._step(busy, batch)
-        except BaseException:
-            for worker in busy:
+        finally:
+            for worker in busy:  # only after an abort or an exception
                 worker.end()
-            raise
         return [r if r is not None else infrastructure_report("rewardkit", "not analysed")
                 for r in batch.reports]
 
+    def abort(self) -> None:
+        """Cut the call in progress short, and any started before :meth:`close`."""
+        self._aborted.set()
+
     def close(self) -> None:
-        """Stop the idle workers."""
+        """Stop the idle workers; later calls run again."""
         self._adopt()
         while self._idle:
             self._idle.pop().stop()
+        self._aborted.clear()
 
     def _adopt(self) -> None:
         """In a process forked from the owner, forget the owner's workers."""
@@ -284,7 +307,7 @@ class WorkerPool:
 
     def _release(self, busy: list[Worker], worker: Worker) -> None:
         busy.remove(worker)
-        if len(self._idle) < MAX_IDLE:
+        if len(self._idle) < MAX_IDLE and worker.address_space_mb() < RECYCLE_MB:
             self._idle.append(worker)
         else:
             worker.stop()

@@ -164,7 +164,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """``rewardkit serve``: the HTTP reward service, until interrupted."""
     from .sandbox import Limits
-    from .serve import ServeConfig, ServeError
+    from .serve import Caps, ServeConfig, ServeError
 
     try:
         from .serve.server import serve
@@ -175,9 +175,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         config = ServeConfig(host=args.host, port=args.port, token=args.token or None,
                              workers=args.workers, backend=args.backend,
-                             limits=Limits(time_s=args.time_limit, memory_mb=args.memory_mb),
-                             max_body_bytes=int(args.max_body_mb * 1024 * 1024),
-                             max_batch=args.max_batch)
+                             limits=Limits(time_s=args.time_limit, memory_mb=args.memory_mb,
+                                           suite_time_s=args.suite_time_s),
+                             caps=Caps(body_bytes=int(args.max_body_mb * 1024 * 1024),
+                                       batch=args.max_batch, cases=args.max_cases,
+                                       queued=args.max_queued, run_s=args.max_run_s,
+                                       analysis_s=args.max_analysis_s, tool_s=args.max_tool_s))
         config.check()
     except (ServeError, ValueError) as exc:
         print(f"rewardkit serve: {exc}", file=sys.stderr)
@@ -266,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from .serve.config import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, TOKEN_ENV
+    from .serve import config as conf
 
     serve = sub.add_parser(
         "serve", help="HTTP reward service: /score, /run, /analyze, /openrlhf, /health",
@@ -276,20 +279,37 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                     "One process with one shared sandbox and caches; needs the [serve] extra.")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other needs a token)")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
-    serve.add_argument("--token", default=os.environ.get(TOKEN_ENV),
-                       help=f"clients must send 'Authorization: Bearer TOKEN' (default ${TOKEN_ENV})")
+    serve.add_argument("--port", type=int, default=conf.DEFAULT_PORT, help=f"default {conf.DEFAULT_PORT}")
+    serve.add_argument("--token", default=os.environ.get(conf.TOKEN_ENV),
+                       help=f"clients must send 'Authorization: Bearer TOKEN' (default ${conf.TOKEN_ENV}); "
+                            "without one, only requests to a loopback Host are answered")
     serve.add_argument("--workers", type=int, default=None,
-                       help="sandbox worker processes shared by all requests (default: CPU count; "
+                       help="sandbox jobs at once, shared fairly by all requests (default: CPU count; "
                             "timing presets get a second pool); requests computed at once: twice this")
     serve.add_argument("--backend", default="local", help="sandbox backend: local (default), docker or ray")
-    serve.add_argument("--max-batch", type=int, default=DEFAULT_MAX_BATCH,
-                       help=f"most completions (or sources) per request (default {DEFAULT_MAX_BATCH})")
-    serve.add_argument("--max-body-mb", type=float, default=DEFAULT_MAX_BODY_BYTES / 2**20,
-                       help=f"largest request body in MiB (default {DEFAULT_MAX_BODY_BYTES / 2**20:g})")
+    serve.add_argument("--max-batch", type=int, default=conf.DEFAULT_MAX_BATCH,
+                       help=f"most completions (or sources) per request (default {conf.DEFAULT_MAX_BATCH})")
+    serve.add_argument("--max-body-mb", type=float, default=conf.DEFAULT_MAX_BODY_BYTES / 2**20,
+                       help=f"largest request body in MiB (default {conf.DEFAULT_MAX_BODY_BYTES / 2**20:g})")
+    serve.add_argument("--max-queued", type=int, default=conf.DEFAULT_MAX_QUEUED,
+                       help="requests that may wait for a turn to be computed; more are answered 503 "
+                            f"(default {conf.DEFAULT_MAX_QUEUED})")
+    serve.add_argument("--max-cases", type=int, default=conf.DEFAULT_MAX_CASES,
+                       help=f"most cases in one test suite (default {conf.DEFAULT_MAX_CASES})")
     serve.add_argument("--time-limit", type=float, default=10.0,
                        help="seconds per test case, for every run (default 10)")
+    serve.add_argument("--suite-time-s", type=float, default=conf.DEFAULT_SUITE_TIME_S,
+                       help="seconds for a whole suite, so the longest one job holds a sandbox slot "
+                            f"(default {conf.DEFAULT_SUITE_TIME_S:g})")
     serve.add_argument("--memory-mb", type=int, default=1024, help="memory per run (default 1024)")
+    serve.add_argument("--max-run-s", type=float, default=conf.DEFAULT_MAX_RUN_S,
+                       help=f"seconds of sandbox jobs a request may use (default {conf.DEFAULT_MAX_RUN_S:g})")
+    serve.add_argument("--max-analysis-s", type=float, default=conf.DEFAULT_MAX_ANALYSIS_S,
+                       help="seconds of analysis one request may use "
+                            f"(default {conf.DEFAULT_MAX_ANALYSIS_S:g})")
+    serve.add_argument("--max-tool-s", type=float, default=conf.DEFAULT_MAX_TOOL_S,
+                       help="most seconds an analysis tool gets per source, whatever a profile asks "
+                            f"(default {conf.DEFAULT_MAX_TOOL_S:g})")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--access-log", action="store_true", help="log every request")
     serve.set_defaults(func=cmd_serve)

@@ -7,20 +7,25 @@
 so TRL logs ``rewards/cisq_grpo/mean`` either way.  It sends the completions'
 text and the dataset columns rewards read (``tests``, ``language``,
 ``baseline_code``, ``baseline_metrics``, ``reference_metrics``); TRL's other
-arguments stay here.  When the service cannot be reached, it retries with
-backoff, then gives ``None`` for every sample (TRL leaves them out) and logs
-a warning; it never makes a score up.  A request the service rejects (unknown
-preset, malformed tests, missing column, wrong token) raises ``ValueError``
-with the service's message, at once.
+arguments stay here.  A fault of the service or of the way to it (connection
+refused, reset or cut mid-answer, a timeout, HTTP 429 or 5xx, as while it
+restarts) is tried again, ``retries`` times at most, with a growing wait;
+then every sample of the batch gets ``None`` (TRL leaves them out) and a
+warning is logged.  No score is made up, and the component functions of
+:meth:`RemoteReward.functions` all see one outcome per batch, so a sample is
+never scored by some components and left out by others.  A request the
+service rejects (unknown preset, malformed tests, missing column, wrong
+token, batch too large) raises ``ValueError`` with the service's message, at once.
 
 For verl, :func:`compute_score` / :func:`compute_score_batch` call the
 service named by ``url=`` or ``REWARDKIT_URL``; point verl's
-``custom_reward_function.path`` at this file.
+``custom_reward_function.path`` at this file.  verl needs a number for every
+sample, so when the service stays unreachable through the retries they raise
+:class:`ServiceUnavailable` rather than return a batch of made-up scores.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -32,9 +37,16 @@ from typing import Any
 import httpx
 
 # absolute imports: verl loads this file by its path, outside the package
-from rewardkit.rewards.composite import RewardFunction, RewardResult, log_to_trainer, split_samples
+from rewardkit.rewards.composite import (
+    TRAINER_KEYS,
+    RewardFunction,
+    RewardResult,
+    log_to_trainer,
+    split_samples,
+)
 from rewardkit.rewards.engine import COLUMNS
 from rewardkit.rewards.extract import completion_text
+from rewardkit.rewards.shared_batch import SharedBatch, batch_key
 from rewardkit.rewards.verl import verl_samples
 
 log = logging.getLogger("rewardkit.client")
@@ -44,15 +56,18 @@ RETRY_STATUSES = {429, 500, 502, 503, 504}
 
 
 class ServiceUnavailable(ConnectionError):
-    """The service did not answer, or kept failing, through every retry."""
+    """The service did not answer, or kept failing, through every retry, or answered with
+    something other than a score of the batch sent."""
 
 
 class RemoteReward:
     """A reward computed by a rewardkit service, called as TRL calls reward functions.
 
-    ``token`` defaults to ``$REWARDKIT_TOKEN``; ``timeout`` is per request in
-    seconds; ``retries`` more attempts follow a failed one, waiting
-    ``backoff``, then twice that, and so on.
+    ``token`` defaults to ``$REWARDKIT_TOKEN``; ``timeout`` bounds, in
+    seconds, each wait of an attempt (to connect, to send, for the answer);
+    ``retries`` more attempts follow a failed one, after ``backoff``, then
+    twice that, and so on: at most ``retries + 1`` attempts with
+    ``backoff * (2**retries - 1)`` seconds between them (7 s by default).
     """
 
     def __init__(self, url: str, preset: str = "cisq_grpo", objective: str | None = None, *,
@@ -65,8 +80,6 @@ class RemoteReward:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(timeout=timeout, headers=headers)
         self._components: dict[str, float] | None = None
-        self._last: tuple[str, list[RewardResult]] | None = None
-        self._lock = threading.Lock()
 
     # -- TRL's interface ---------------------------------------------------------------------------
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -79,8 +92,11 @@ class RemoteReward:
 
     def functions(self) -> list[RewardFunction]:
         """One function per component, named after it, for ``reward_funcs`` (with ``reward_weights=
-        self.weights``).  The functions share one request per batch."""
-        return [self._component_function(name, logs=i == 0) for i, name in enumerate(self.components)]
+        self.weights``).  The functions share one request per batch, and its outcome: when it
+        failed, every function gives ``None`` for that batch (see :mod:`.rewards.shared_batch`)."""
+        names = list(self.components)
+        shared: SharedBatch[list[RewardResult | None]] = SharedBatch(names)
+        return [self._component_function(name, shared, logs=i == 0) for i, name in enumerate(names)]
 
     @property
     def components(self) -> dict[str, float]:
@@ -111,18 +127,8 @@ class RemoteReward:
         payload = {"preset": self.preset, "objective": self.objective,
                    "completions": [completion_text(c).value for c in completions],
                    "columns": _columns(columns)}
-        body = json.dumps(payload, sort_keys=True)
-        key = hashlib.sha256(body.encode()).hexdigest()
-        with self._lock:
-            if self._last is not None and self._last[0] == key:
-                return self._last[1]
-        data = self._request("POST", "/score", content=body)
-        results = [RewardResult(value, {name: values[i] for name, values in data["components"].items()},
-                                data["info"][i])
-                   for i, value in enumerate(data["rewards"])]
-        with self._lock:
-            self._last = (key, results)
-        return results
+        data = self._request("POST", "/score", content=json.dumps(payload))
+        return _results(data, len(completions), self.url)
 
     def health(self) -> dict[str, Any]:
         """The service's ``/health`` answer."""
@@ -147,27 +153,37 @@ class RemoteReward:
                         len(completions), exc)
             return None
 
-    def _component_function(self, name: str, logs: bool) -> RewardFunction:
-        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
+    def _component_function(self, name: str, shared: SharedBatch[list[RewardResult | None]],
+                            logs: bool) -> RewardFunction:
+        def evaluate(completions: list[Any], kwargs: dict[str, Any]) -> list[RewardResult | None]:
             results = self._results_or_none(completions, kwargs)
-            if results is None:
-                return [None] * len(completions)
-            if logs:
-                log_to_trainer(kwargs, results, [])
-            return [r.components.get(name) for r in results]
+            return [None] * len(completions) if results is None else list(results)
+
+        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
+            key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+            results = shared.get(name, key, lambda: evaluate(completions, kwargs))
+            scored = [r for r in results if r is not None]
+            if logs and len(scored) == len(results):
+                log_to_trainer(kwargs, scored, [])
+            return [None if r is None else r.components.get(name) for r in results]
 
         function.__name__ = function.__qualname__ = name
         function.__doc__ = f"rewardkit component {name!r}, computed by {self.url}."
         return function
 
     def _request(self, method: str, path: str, **options: Any) -> Any:
-        """The JSON answer; retries transport faults and 429/5xx, raises ValueError on other errors."""
+        """The JSON answer.  Transport faults (refused, reset, cut, timed out) and 429/5xx are tried
+        again, with backoff, on a new connection where the last one failed (httpx drops it, so no
+        late answer is read as another request's); other errors raise ValueError at once."""
         if "content" in options:
             options["headers"] = {"Content-Type": "application/json"}
-        problem = ""
+        started, problem = time.monotonic(), ""
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                wait = self.backoff * 2 ** (attempt - 1)
+                log.warning("rewardkit service: %s %s%s failed (%s); attempt %d of %d in %.3g s",
+                            method, self.url, path, problem, attempt + 1, self.retries + 1, wait)
+                time.sleep(wait)
             try:
                 response = self._http.request(method, self.url + path, **options)
             except httpx.TransportError as exc:
@@ -179,9 +195,13 @@ class RemoteReward:
             if response.is_error:
                 raise ValueError(f"rewardkit service at {self.url} rejected the request "
                                  f"(HTTP {response.status_code}): {_message(response)}")
-            return response.json()
-        raise ServiceUnavailable(f"{method} {self.url}{path} failed {self.retries + 1} times; "
-                                 f"last: {problem}")
+            try:
+                return response.json()
+            except ValueError as exc:
+                raise ServiceUnavailable(f"{method} {self.url}{path} answered HTTP {response.status_code} "
+                                         f"with a body that is not JSON: {response.text[:200]!r}") from exc
+        raise ServiceUnavailable(f"{method} {self.url}{path} failed {self.retries + 1} times in "
+                                 f"{time.monotonic() - started:.1f} s; last: {problem}")
 
 
 def _message(response: httpx.Response) -> str:
@@ -189,6 +209,20 @@ def _message(response: httpx.Response) -> str:
         return str(response.json()["error"])
     except (ValueError, KeyError, TypeError):
         return response.text[:500]
+
+
+def _results(data: Any, count: int, url: str) -> list[RewardResult]:
+    """The results in a ``/score`` answer; ServiceUnavailable unless it has one of each per completion."""
+    try:
+        rewards, components, info = data["rewards"], data["components"], data["info"]
+        if len(rewards) != count or len(info) != count or any(len(v) != count for v in components.values()):
+            raise ValueError(f"{len(rewards)} rewards, {len(info)} infos, component lengths "
+                             f"{sorted({len(v) for v in components.values()})}")
+        return [RewardResult(value, {name: values[i] for name, values in components.items()}, info[i])
+                for i, value in enumerate(rewards)]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ServiceUnavailable(f"the service at {url} answered something other than a score of the "
+                                 f"{count} completions sent ({type(exc).__name__}: {exc})") from exc
 
 
 def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -208,16 +242,17 @@ _remotes_lock = threading.Lock()
 
 
 def _remote(url: str | None, preset: str | None, objective: str | None, token: str | None,
-            retries: int) -> RemoteReward:
+            retries: int, backoff: float, timeout: float) -> RemoteReward:
     url = url or os.environ.get(URL_ENV)
     if not url:
         raise ValueError(f"give the service's address: url=... (verl: custom_reward_function."
                          f"reward_kwargs.url) or {URL_ENV}")
     preset = preset or os.environ.get(PRESET_ENV, "cisq_grpo")
-    key = (url, preset, objective, token, retries)
+    key = (url, preset, objective, token, retries, backoff, timeout)
     with _remotes_lock:
         if key not in _remotes:
-            _remotes[key] = RemoteReward(url, preset, objective, token=token, retries=retries)
+            _remotes[key] = RemoteReward(url, preset, objective, token=token, retries=retries,
+                                         backoff=backoff, timeout=timeout)
         return _remotes[key]
 
 
@@ -226,14 +261,20 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
                         extra_infos: Sequence[dict[str, Any] | None] | None = None, *,
                         url: str | None = None, preset: str | None = None,
                         objective: str | None = None, token: str | None = None, retries: int = 3,
-                        **_: Any) -> list[float]:
+                        backoff: float = 1.0, timeout: float = 300.0, **_: Any) -> list[float]:
     """verl's batch reward over HTTP: ``ground_truth`` is the test suite, ``extra_info`` may carry
     the other columns.  The keywords (verl's ``reward_kwargs``) default to ``$REWARDKIT_URL``,
-    ``$REWARDKIT_PRESET`` (else cisq_grpo) and ``$REWARDKIT_TOKEN``.  A sample left without a
-    value (sandbox fault) scores 0.0, since verl needs a number; an unreachable service raises
+    ``$REWARDKIT_PRESET`` (else cisq_grpo) and ``$REWARDKIT_TOKEN``; ``retries``, ``backoff`` and
+    ``timeout`` are :class:`RemoteReward`'s.  A sample left without a value (sandbox fault) scores
+    0.0, since verl needs a number; a service unreachable through the retries raises
     :class:`ServiceUnavailable` rather than fake a batch."""
     samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
-    results = _remote(url, preset, objective, token, retries).score(samples)
+    try:
+        results = _remote(url, preset, objective, token, retries, backoff, timeout).score(samples)
+    except ServiceUnavailable as exc:
+        raise ServiceUnavailable(f"rewardkit could not score this batch of {len(samples)}, and verl "
+                                 f"needs a number for every sample (made-up ones would be wrong "
+                                 f"rewards): {exc}") from exc
     missing = sum(r.value is None for r in results)
     if missing:
         log.warning("%d of %d samples have no reward (sandbox fault); verl gets 0.0 for them",

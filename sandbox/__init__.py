@@ -7,7 +7,7 @@ from .judge import normalize_output, values_equal
 from .packages import DEFAULT_PACKAGES
 from .runtime.accounting import MEASUREMENT_VERSION
 from .runtime.languages import LANGUAGES
-from .sandbox import Sandbox
+from .sandbox import NotAdmitted, Sandbox
 from .suite import Case, SuiteError, TestSuite
 from .types import ExecutionResult, Limits, Status
 
@@ -18,6 +18,7 @@ __all__ = [
     "Case",
     "ExecutionResult",
     "Limits",
+    "NotAdmitted",
     "Sandbox",
     "Status",
     "SuiteError",

@@ -1,14 +1,15 @@
 """Running a suite through a worker and deciding the verdict, on the trusted side.
 
-The worker only executes code and reports what happened.  Expected outputs,
-evaluators and HumanEval ``check`` functions stay in this process: outputs are
-compared here, and ``check(candidate)`` runs here, among the suite's own
-definitions, with ``candidate`` a proxy that forwards each call to the
-sandboxed child and returns plain data; no other name of the solution's
-reaches the check.  Evaluators, definitions and check sources come from the
-test suite, which the caller trusts; solutions never run here.
+The worker only executes code and reports what happened.  Expected outputs
+never leave this process: outputs are compared here.  A suite's own code
+(its evaluator, HumanEval ``check`` and ``definitions``) runs here when the
+suite comes from a dataset the caller trusts, or in a referee's sandbox
+(:mod:`.referee`) when it does not.  Either way ``check(candidate)`` sees the
+suite's definitions and, as ``candidate``, a proxy that forwards each call to
+the sandboxed solution and returns plain data; no other name of the
+solution's reaches the check, and the solution never runs here.
 
-Whatever goes wrong between this process and the worker (the worker dies,
+Whatever goes wrong between this process and a worker (the worker dies,
 hangs, or sends an oversized or malformed reply) raises :class:`WorkerFault`:
 an infrastructure fault, never a verdict on the code.
 """
@@ -18,16 +19,19 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
+from .link import Link, Transport, WorkerFault, clip
+from .referee import Referee
 from .runtime import protocol
 from .suite import Case, TestSuite
 from .types import ExecutionResult, Limits, Status
 
-SHOW = 400  # characters of input/expected/got quoted in feedback
 GRACE_S = 30.0  # how much longer than the solution's own limit a worker reply may take
 
 OUTCOME_STATUS = {
@@ -36,53 +40,6 @@ OUTCOME_STATUS = {
     "output_exceeded": Status.OUTPUT_EXCEEDED,
     "runtime_error": Status.RUNTIME_ERROR,
 }
-
-
-class Transport(Protocol):
-    """Anything that answers worker frames: a WorkerProcess, or a fake in tests."""
-
-    def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
-        """Send one frame and return the worker's reply (a frame of at most ``max_frame`` bytes)."""
-
-
-class WorkerFault(RuntimeError):
-    """The worker failed during a job: an infrastructure fault, to be given as ``sandbox_error``.
-
-    The worker must be replaced.  ``started`` says whether the job had begun;
-    if not, nothing of it ran and it may be tried again on another worker.
-    """
-
-    def __init__(self, message: str, started: bool) -> None:
-        super().__init__(message)
-        self.started = started
-
-
-class _Link:
-    """A job's channel to its worker: a failed request becomes a WorkerFault, and stays one."""
-
-    def __init__(self, worker: Transport, timeout: float, max_frame: int) -> None:
-        self._worker, self._timeout, self._max_frame = worker, timeout, max_frame
-        self.op = ""  # the latest request's
-        self.started = False
-        self.fault: WorkerFault | None = None
-
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The worker's reply to ``message``; WorkerFault on any transport error or worker error."""
-        if self.fault is None:
-            self.op = str(message.get("op"))
-            try:
-                reply = self._worker.request(message, self._timeout, self._max_frame)
-                if reply.get("worker_error"):  # the worker itself raised while answering
-                    raise protocol.ProtocolError(_clip(str(reply.get("error", ""))))
-                return reply
-            except Exception as exc:  # the transport's errors are all infrastructure faults
-                self.fault = self.failed(exc)
-        raise self.fault
-
-    def failed(self, exc: Exception, detail: str = "") -> WorkerFault:
-        """The fault of the latest request, which raised ``exc``."""
-        return WorkerFault(f"sandbox worker fault during {self.op!r}: {detail}{type(exc).__name__}: {exc}",
-                           self.started)
 
 
 @dataclass
@@ -101,6 +58,17 @@ class Tally:
     stderr: str = ""
     failed_case: int | None = None
     notes: list[str] = field(default_factory=list)
+    suite_time_s: float | None = None  # Limits.suite_time_s
+    started: float = field(default_factory=time.monotonic)
+
+    def out_of_time(self, index: int | None) -> bool:
+        """Whether the whole suite's time is spent; if so, the verdict is ``timeout``."""
+        if self.suite_time_s is None or time.monotonic() - self.started < self.suite_time_s:
+            return False
+        where = f" before test {index + 1}" if index is not None else ""
+        self.fail(Status.TIMEOUT, index,
+                  f"Time limit for the whole suite exceeded{where} (limit {self.suite_time_s:g} s).")
+        return True
 
     def add_usage(self, report: dict[str, Any]) -> None:
         """Add a worker report's time, memory and instruction figures; keep its stderr tail."""
@@ -130,26 +98,41 @@ class Tally:
 
 
 def execute(worker: Transport, code: str, suite: TestSuite, language: str, limits: Limits,
-            meter: str) -> ExecutionResult:
+            meter: str, referee: Transport | None = None) -> ExecutionResult:
     """Run ``code`` against ``suite`` on ``worker``.
 
-    Raises WorkerFault when the worker fails, including a reply this side
+    The suite's own code (evaluator, check, definitions) runs on ``referee``,
+    a second worker (:mod:`.referee`), or, without one, in this process: pass
+    a referee whenever the suite does not come from a trusted dataset.
+    Raises WorkerFault when either worker fails, including a reply this side
     cannot read (malformed, or larger than the job's output cap allows).
     """
-    link = _Link(worker, reply_timeout(suite, limits, meter), protocol.reply_limit(limits.output_kb))
-    try:
-        tally = _judge(link, code, suite, language, limits, meter)
-    except WorkerFault:
-        raise
-    except Exception as exc:  # a reply without the fields it must have: the worker spoke nonsense
-        raise link.failed(exc, "its reply cannot be read: ") from exc
+    timeout = reply_timeout(suite, limits, meter)
+    link = Link(worker, timeout, protocol.reply_limit(limits.output_kb))
+    with _suite_code(suite, limits, referee, timeout) as suite_code:
+        try:
+            tally = _judge(link, code, suite, language, limits, meter, suite_code)
+        except WorkerFault:
+            raise
+        except Exception as exc:  # a reply without the fields it must have: the worker spoke nonsense
+            raise link.failed(exc, "its reply cannot be read: ") from exc
     if link.fault is not None:  # a fault that the check's own ``except`` swallowed
         raise link.fault
     return tally.result(meter)
 
 
-def _judge(link: _Link, code: str, suite: TestSuite, language: str, limits: Limits,
-           meter: str) -> Tally:
+@contextmanager
+def _suite_code(suite: TestSuite, limits: Limits, referee: Transport | None,
+                timeout: float) -> Iterator[SuiteCode]:
+    if referee is None:
+        yield InProcess(suite)
+    else:
+        with Referee.started(referee, suite, limits, timeout) as refereed:
+            yield refereed
+
+
+def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
+           meter: str, suite_code: SuiteCode) -> Tally:
     """Begin the job, run its cases, end it: the tally of verdict and figures."""
     kind = "program" if suite.mode == "stdio" else "module"
     wire_limits = limits.to_dict()
@@ -158,15 +141,15 @@ def _judge(link: _Link, code: str, suite: TestSuite, language: str, limits: Limi
     begun = link.ask({"op": "begin", "code": code, "language": language, "kind": kind,
                       "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"})
     link.started = True
-    tally = Tally(total=len(suite))
+    tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
     if not begun.get("ok"):
         _failed_start(tally, begun, limits)
     elif suite.mode == "stdio":
-        _run_stdio(link, suite, limits, tally)
+        _run_stdio(link, suite, limits, tally, suite_code)
     elif suite.mode == "call":
         _run_calls(link, suite, tally)
     else:
-        _run_check(link, suite, begun.get("names", []), tally)
+        _run_check(link, suite, begun.get("names", []), tally, suite_code)
     ended = link.ask({"op": "end"})
     if kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
@@ -197,7 +180,7 @@ def _failed_start(tally: Tally, begun: dict[str, Any], limits: Limits) -> None:
             detail = begun.get("traceback") or begun.get("message", "")
             tally.fail(Status.RUNTIME_ERROR, None, "Error while loading the solution:\n" + detail)
     else:
-        raise protocol.ProtocolError(f"worker could not begin the job: {_clip(repr(begun))}")
+        raise protocol.ProtocolError(f"worker could not begin the job: {clip(repr(begun))}")
 
 
 def _outcome_failure(tally: Tally, report: dict[str, Any], index: int | None,
@@ -233,39 +216,31 @@ def _evaluator(source: str) -> Callable[[str, str], Any]:
     return namespace["evaluate"]  # type: ignore[no-any-return]
 
 
-def _stdio_matches(suite: TestSuite, expected: str, actual: str) -> bool:
-    if suite.evaluator is None:
-        return normalize_output(expected) == normalize_output(actual)
-    try:
-        return bool(_evaluator(suite.evaluator)(expected, actual))
-    except Exception:
-        return False
-
-
-def _run_stdio(link: _Link, suite: TestSuite, limits: Limits, tally: Tally) -> None:
+def _run_stdio(link: Link, suite: TestSuite, limits: Limits, tally: Tally, suite_code: SuiteCode) -> None:
     for index, case in enumerate(suite.cases):
+        if tally.out_of_time(index):
+            return
         report = link.ask({"op": "run", "stdin": case.input})
         if not report.get("ok"):
-            raise protocol.ProtocolError(f"worker could not run the case: {_clip(repr(report))}")
+            raise protocol.ProtocolError(f"worker could not run the case: {clip(repr(report))}")
         tally.add_usage(report)
         if report["outcome"] != "ok":
             _outcome_failure(tally, report, index, limits)
             if report["outcome"] != "runtime_error":
                 return  # a case that hit a limit would only hit it again
             continue
-        if _stdio_matches(suite, case.output or "", report["stdout"]):
+        expected, actual = case.output or "", report["stdout"]
+        if suite_code.matches(expected, actual) if suite.evaluator is not None \
+                else normalize_output(expected) == normalize_output(actual):
             tally.passed += 1
         else:
             tally.fail(Status.WRONG_ANSWER, index, _wrong_stdio(index, case, report["stdout"]))
 
 
 def _wrong_stdio(index: int, case: Case, got: str) -> str:
-    return (f"Wrong answer on test {index + 1}.\nInput:\n{_clip(case.input)}\n"
-            f"Expected:\n{_clip(case.output or '')}\nGot:\n{_clip(got)}")
+    return (f"Wrong answer on test {index + 1}.\nInput:\n{clip(case.input)}\n"
+            f"Expected:\n{clip(case.output or '')}\nGot:\n{clip(got)}")
 
-
-def _clip(text: str) -> str:
-    return text if len(text) <= SHOW else text[:SHOW] + f"... ({len(text)} characters)"
 
 
 # -- call ----------------------------------------------------------------------------------
@@ -286,9 +261,11 @@ def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-def _run_calls(link: _Link, suite: TestSuite, tally: Tally) -> None:
+def _run_calls(link: Link, suite: TestSuite, tally: Tally) -> None:
     entry = str(suite.entry_point)
     for index, case in enumerate(suite.cases):
+        if tally.out_of_time(index):
+            return
         message = {"op": "call", "name": entry, "args": protocol.encode_value(list(case.args)),
                    "return_arg": case.return_arg}
         reply = link.ask(message)
@@ -307,10 +284,10 @@ def _run_calls(link: _Link, suite: TestSuite, tally: Tally) -> None:
         if values_equal(case.expected, actual):
             tally.passed += 1
         else:
-            args = ", ".join(_clip(repr(a)) for a in case.args)
+            args = ", ".join(clip(repr(a)) for a in case.args)
             tally.fail(Status.WRONG_ANSWER, index,
                        f"Wrong answer on test {index + 1}: {entry}({args}) returned "
-                       f"{_clip(repr(actual))}, expected {_clip(repr(case.expected))}.")
+                       f"{clip(repr(actual))}, expected {clip(repr(case.expected))}.")
 
 
 def _returned_value(reply: dict[str, Any]) -> Any:
@@ -332,28 +309,42 @@ class RemoteGone(Exception):
     """The solution's process ended (time limit, crash, exit) during a call."""
 
 
-class _Remote:
-    """Stands in for the solution's entry point inside the trusted check."""
+class Candidate:
+    """Stands in for the solution's entry point: each call runs in the sandboxed child."""
 
-    def __init__(self, link: _Link, name: str) -> None:
-        self._link = link
+    def __init__(self, link: Link, name: str, tally: Tally) -> None:
+        self._link, self._tally = link, tally
         self.__name__ = name
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
+        """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
+
+        TypeError for arguments that are not plain data.
+        """
         try:
             message = {"op": "call", "name": self.__name__, "args": protocol.encode_value(list(args)),
                        "kwargs": protocol.encode_value(kwargs)}
         except protocol.NotPlainData as exc:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
+        if self._tally.out_of_time(None):
+            return "gone", "the suite's time is spent"
         reply = self._link.ask(message)
         if reply.get("gone"):
-            raise RemoteGone(reply.get("error", "the solution exited"))
+            return "gone", str(reply.get("error", "the solution exited"))
         if not reply.get("ok"):
-            raise RemoteError(reply.get("traceback") or reply.get("error", ""))
+            return "error", str(reply.get("traceback") or reply.get("error", ""))
         try:
-            return _returned_value(reply)
+            return "value", _returned_value(reply)
         except ValueError as exc:
-            raise RemoteError(str(exc)) from exc
+            return "error", str(exc)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kind, value = self.answer(list(args), kwargs)
+        if kind == "gone":
+            raise RemoteGone(value)
+        if kind == "error":
+            raise RemoteError(value)
+        return value
 
 
 def _check_namespace(suite: TestSuite, candidate: Any) -> dict[str, Any]:
@@ -375,22 +366,59 @@ def _compiled(source: str, name: str) -> CodeType:
     return compile(source, name, "exec")
 
 
-def _run_check(link: _Link, suite: TestSuite, names: Any, tally: Tally) -> None:
+class SuiteCode(Protocol):
+    """Where a suite's own code (its evaluator or check) runs: here, or in a referee's sandbox."""
+
+    def matches(self, expected: str, actual: str) -> bool:
+        """The evaluator's verdict on one stdio case."""
+
+    def check(self, candidate: Candidate) -> tuple[str, str]:
+        """The outcome of ``check(candidate)``: ``passed``, ``failed`` (an assertion), ``error``
+        (the solution raised), ``gone`` (its process ended) or ``raised`` (the check's own
+        fault), with a message."""
+
+
+class InProcess:
+    """The suite's code run in this process: a dataset the caller trusts."""
+
+    def __init__(self, suite: TestSuite) -> None:
+        self.suite = suite
+
+    def matches(self, expected: str, actual: str) -> bool:
+        """What the suite's evaluator says (False if it raises)."""
+        try:
+            return bool(_evaluator(str(self.suite.evaluator))(expected, actual))
+        except Exception:
+            return False
+
+    def check(self, candidate: Candidate) -> tuple[str, str]:
+        """Run the check here, among the suite's definitions."""
+        try:
+            _check_namespace(self.suite, candidate)["check"](candidate)
+        except RemoteGone:
+            return "gone", ""
+        except RemoteError as exc:
+            return "error", str(exc)
+        except AssertionError as exc:
+            return "failed", str(exc)
+        except Exception as exc:
+            return "raised", f"{type(exc).__name__}: {exc}"
+        return "passed", ""
+
+
+def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_code: SuiteCode) -> None:
     entry = str(suite.entry_point)
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    candidate = _Remote(link, entry)
-    try:
-        _check_namespace(suite, candidate)["check"](candidate)
-    except RemoteGone:
+    outcome, message = suite_code.check(Candidate(link, entry, tally))
+    if outcome == "gone":
         return  # the end-of-job report says why
-    except RemoteError as exc:
-        tally.fail(Status.RUNTIME_ERROR, None, f"Runtime error:\n{exc}")
-    except AssertionError as exc:
-        detail = f": {exc}" if str(exc) else ""
-        tally.fail(Status.WRONG_ANSWER, None, f"A check failed{detail}.")
-    except Exception as exc:
-        tally.fail(Status.WRONG_ANSWER, None, f"The check raised {type(exc).__name__}: {exc}")
+    if outcome == "error":
+        tally.fail(Status.RUNTIME_ERROR, None, f"Runtime error:\n{message}")
+    elif outcome == "failed":
+        tally.fail(Status.WRONG_ANSWER, None, f"A check failed{': ' + message if message else ''}.")
+    elif outcome != "passed":
+        tally.fail(Status.WRONG_ANSWER, None, f"The check raised {message}")
     else:
         tally.passed = 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextvars
 import functools
 import logging
 import os
@@ -12,12 +13,14 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 from . import judge
 from .backends.process import WorkerProcess
+from .link import WorkerFault
 from .packages import DEFAULT_PACKAGES, package_paths
+from .referee import needs_referee
 from .runtime.languages import resolve_language
 from .suite import TestSuite
 from .types import ExecutionResult, Limits, Status
@@ -27,6 +30,11 @@ log = logging.getLogger("rewardkit.sandbox")
 BACKENDS = ("local", "docker", "ray")
 METERS = ("time", "instructions")
 Job = tuple[str, Any] | tuple[str, Any, str]
+
+
+class NotAdmitted(RuntimeError):
+    """Raised by a Sandbox's ``admission`` to turn a job away: the job is not run, and its
+    result is a ``sandbox_error`` saying why (the caller's policy, not the code's fault)."""
 
 
 class WorkerPool:
@@ -43,11 +51,17 @@ class WorkerPool:
         self._slots = threading.Semaphore(size)
         self._all: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
         self._lock = threading.Lock()
+        self._closed = False
 
     @contextmanager
     def lease(self) -> Iterator[WorkerProcess]:
-        """Lend an idle or new worker for one job; closed after it if it died or the pool is fresh."""
+        """Lend an idle or new worker for one job; closed after it if it died or the pool is fresh.
+
+        RuntimeError once the pool is closed: no worker starts after that.
+        """
         with self._slots:
+            if self._closed:
+                raise RuntimeError("the sandbox is closed")
             try:
                 worker = self._idle.get_nowait()
             except queue.Empty:
@@ -65,13 +79,19 @@ class WorkerPool:
                     worker.close()
 
     def close(self) -> None:
-        """Close every worker this pool started, idle or leased."""
+        """Close the idle workers and kill those in the middle of a job (which then ends as a
+        ``sandbox_error``): a busy worker would not read its end of input until its job is done."""
+        self._closed = True
+        idle = set()
+        while not self._idle.empty():
+            idle.add(id(self._idle.get_nowait()))
         with self._lock:
             workers = list(self._all)
         for worker in workers:
-            worker.close()
-        while not self._idle.empty():
-            self._idle.get_nowait()
+            if id(worker) in idle:
+                worker.close()
+            elif worker.alive:  # a dead one was closed when its lease ended
+                worker.kill()
 
 
 _OPEN_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
@@ -102,24 +122,37 @@ class Executor(Protocol):
 class PoolExecutor:
     """Jobs on a :class:`WorkerPool` (local or docker workers).
 
-    A worker fault gives ``sandbox_error`` and the worker is replaced; a job
-    whose worker failed before the job began (a worker that died while idle,
-    or could not start) is tried once more on a fresh one.
+    With ``referees`` (a factory of local workers), a suite's own code runs
+    on a referee worker leased with the job's worker (:mod:`.referee`), never
+    in this process.  A worker fault gives ``sandbox_error`` and the worker is
+    replaced; a job whose worker failed before the job began (a worker that
+    died while idle, or could not start) is tried once more on a fresh one.
     """
 
-    def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool) -> None:
+    def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool,
+                 referees: Callable[[], WorkerProcess] | None = None) -> None:
         self.slots = size
         self._pool = WorkerPool(factory, size, fresh)
-        _OPEN_POOLS.add(self._pool)
+        # a job holds at most one referee, so as many referees as workers never wait
+        self._referees = WorkerPool(referees, size, fresh=False) if referees else None
+        for pool in (self._pool, self._referees):
+            if pool is not None:
+                _OPEN_POOLS.add(pool)
+
+    def _referee(self, suite: TestSuite) -> AbstractContextManager[WorkerProcess | None]:
+        """A referee worker for the job, when its suite has code and is not trusted."""
+        if self._referees is None or not needs_referee(suite):
+            return nullcontext()
+        return self._referees.lease()
 
     def execute(self, code: str, suite: TestSuite, language: str, limits: Limits,
                 meter: str) -> ExecutionResult:
         """Run one job on a leased worker; never raises for a worker's fault."""
         for attempt in (1, 2):
             try:
-                with self._pool.lease() as worker:
-                    return judge.execute(worker, code, suite, language, limits, meter)
-            except judge.WorkerFault as exc:
+                with self._pool.lease() as worker, self._referee(suite) as referee:
+                    return judge.execute(worker, code, suite, language, limits, meter, referee)
+            except WorkerFault as exc:
                 fault, again = str(exc), not exc.started
             except Exception as exc:  # the pool could not start a worker
                 fault, again = f"could not start a sandbox worker: {type(exc).__name__}: {exc}", True
@@ -134,8 +167,10 @@ class PoolExecutor:
             return dict(worker.info.get("isolation", {}))
 
     def close(self) -> None:
-        """Close every worker of the pool."""
+        """Close every worker of the pools."""
         self._pool.close()
+        if self._referees is not None:
+            self._referees.close()
 
 
 class Sandbox:
@@ -154,13 +189,22 @@ class Sandbox:
     ``workers`` is how many jobs run at once (default: the CPU count, or with
     ``backend="ray"`` the cluster's task slots).  ``packages`` are the
     third-party packages a Python solution may import (default
-    :data:`DEFAULT_PACKAGES`); nothing else installed is visible to it.  Backend options go in
-    ``**options``: see :mod:`.backends.docker` and :mod:`.backends.ray`.
+    :data:`DEFAULT_PACKAGES`); nothing else installed is visible to it.
+    ``trust_suites=False`` runs each suite's own code (evaluator, check,
+    definitions) in a sandboxed referee instead of this process: the setting
+    for suites that come from someone else, such as a service's clients (see
+    :mod:`.referee`).  ``admission``, if given, is entered around every run
+    (each repeat too): the reward service uses it to share the workers fairly
+    between requests; it may raise :class:`NotAdmitted` to turn the run away.
+    Backend options go in ``**options``: see :mod:`.backends.docker` and
+    :mod:`.backends.ray`.
     """
 
     def __init__(self, backend: str = "local", workers: int | None = None, meter: str = "time",
                  repeats: int = 1, limits: Limits | None = None,
-                 packages: Sequence[str] = DEFAULT_PACKAGES, **options: Any) -> None:
+                 packages: Sequence[str] = DEFAULT_PACKAGES, trust_suites: bool = True,
+                 admission: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 **options: Any) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
@@ -171,7 +215,9 @@ class Sandbox:
         self.limits = limits or Limits()
         self.packages = tuple(packages)
         package_paths(self.packages)  # fail fast, naming a package that is not installed
-        self._executor = _open_backend(backend, workers, self.limits, self.packages, options)
+        self.trust_suites, self._admission = trust_suites, admission
+        self._executor = _open_backend(backend, workers, self.limits, self.packages, trust_suites,
+                                       options)
         self.workers = self._executor.slots
         self._closed = False
 
@@ -204,12 +250,13 @@ class Sandbox:
         if not items:
             return []
 
-        def one(job: Job) -> ExecutionResult:
+        def one(job: Job, context: contextvars.Context) -> ExecutionResult:
             lang = job[2] if len(job) > 2 else language
-            return self.run(job[0], job[1], lang, limits)
+            return context.run(self.run, job[0], job[1], lang, limits)
 
+        contexts = [contextvars.copy_context() for _ in items]  # the caller's, in every thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
-            return list(pool.map(one, items))
+            return list(pool.map(one, items, contexts))
 
     @property
     def isolation(self) -> dict[str, Any]:
@@ -231,27 +278,33 @@ class Sandbox:
     # -- internals ----------------------------------------------------------------------------
     def _run_once(self, code: str, suite: TestSuite, language: str,
                   limits: Limits) -> ExecutionResult:
-        return self._executor.execute(code, suite, language, limits, self.meter)
+        try:
+            with self._admission():
+                return self._executor.execute(code, suite, language, limits, self.meter)
+        except NotAdmitted as exc:
+            return ExecutionResult.sandbox_error(f"not run: {exc}", len(suite))
 
 
 def _open_backend(backend: str, workers: int | None, limits: Limits, packages: tuple[str, ...],
-                  options: dict[str, Any]) -> Executor:
+                  trust_suites: bool, options: dict[str, Any]) -> Executor:
     if backend == "ray":
         from .backends.ray import RayExecutor
 
-        return RayExecutor(workers, packages, **options)
+        return RayExecutor(workers, packages, trust_suites, **options)
+    from .backends.local import start_local_worker
+
+    local: Callable[[], WorkerProcess] = functools.partial(start_local_worker, packages)
     if backend == "local":
         if options:
             raise TypeError(f"the local backend takes no options, got {sorted(options)}")
-        from .backends.local import start_local_worker
-
-        factory: Callable[[], WorkerProcess] = functools.partial(start_local_worker, packages)
-        fresh = False
+        factory, fresh = local, False
     else:
         from .backends.docker import docker_factory
 
         factory, fresh = docker_factory(limits, packages, **options)
-    return PoolExecutor(factory, workers or max(1, os.cpu_count() or 1), fresh)
+    # referees run on local workers, whatever runs the solutions
+    return PoolExecutor(factory, workers or max(1, os.cpu_count() or 1), fresh,
+                        referees=None if trust_suites else local)
 
 
 METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .runtime import protocol
+
 MODES = ("stdio", "call", "script")
 
 
@@ -129,6 +131,11 @@ def _case(mode: str, index: int, raw: Any) -> Case:
         args = raw.get("args", [])
         if not isinstance(args, list) or "expected" not in raw:
             raise SuiteError(f"call case {index} needs 'args' (a list) and 'expected'")
+        for name, value in (("args", args), ("expected", raw["expected"])):
+            try:  # what the worker is sent, and what is compared, must be plain data
+                protocol.encode_value(value)
+            except (protocol.NotPlainData, RecursionError) as exc:
+                raise SuiteError(f"call case {index}: '{name}' cannot be used: {exc}") from None
         return_arg = raw.get("return_arg")
         return Case(args=tuple(args), expected=raw["expected"],
                     return_arg=int(return_arg) if return_arg is not None else None)
@@ -138,5 +145,5 @@ def _case(mode: str, index: int, raw: Any) -> Case:
 def _compiles(name: str, source: str) -> None:
     try:
         compile(source, f"<{name}>", "exec")
-    except SyntaxError as exc:
-        raise SuiteError(f"the suite's {name} source does not compile: {exc}") from exc
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise SuiteError(f"the suite's {name} source does not compile: {type(exc).__name__}: {exc}") from exc

@@ -35,7 +35,9 @@ class Limits:
     ``time_s`` bounds each test case (wall clock, and CPU through RLIMIT_CPU);
     ``memory_mb`` the address space (or the heap flag of JVM/Node/Go) and the
     memory of the run's whole process tree (its cgroup, tmpfs included);
-    ``output_kb`` stdout plus stderr per test case (and the size of a call reply).
+    ``output_kb`` stdout plus stderr per test case (and the size of a call reply);
+    ``suite_time_s``, if set, the wall clock of a whole run of the suite (every
+    case, call and check together): past it the run ends with ``timeout``.
     """
 
     time_s: float = 10.0
@@ -43,16 +45,19 @@ class Limits:
     output_kb: int = 8192
     compile_time_s: float = 60.0
     file_size_mb: int = 64
+    suite_time_s: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("time_s", "memory_mb", "output_kb", "compile_time_s", "file_size_mb"):
+        for name in ("time_s", "memory_mb", "output_kb", "compile_time_s", "file_size_mb", "suite_time_s"):
             value = getattr(self, name)
+            if value is None and name == "suite_time_s":
+                continue
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        """The limits as a dict, as sent to the worker."""
-        return asdict(self)
+        """The limits as a dict, as sent to the worker (an unset ``suite_time_s`` left out)."""
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
 
 @dataclass

@@ -17,6 +17,11 @@
    same work done in a forked child or a spawned ``python3 -c`` (which must be
    counted): each count beside the honest program's.
 
+4. Suite code from an untrusted source (``Sandbox(trust_suites=False)``, the
+   reward service's setting): a HumanEval-style script job and a stdio job with
+   an evaluator, judged with the check or evaluator in a sandboxed referee,
+   beside the same jobs judged in-process (the reference).
+
 The measurement-stability figures with whole-tree accounting in place are
 section 2 of ``bench_sandbox.py``.  Run: ``python benchmarks/perf/bench_integrity.py``.
 """
@@ -188,12 +193,41 @@ def section_meter() -> None:
             print(f"  {label:34s} {r.instructions or 0:>13,}  {r.status.value:8s} ratio {ratio:.2f}")
 
 
+REFEREED_JOBS: dict[str, tuple[str, dict[str, Any]]] = {
+    "script job (check with 8 calls)": (
+        "def add(a, b):\n    return a + b\n",
+        {"mode": "script", "entry_point": "add", "definitions": "import math\n",
+         "check": "def check(candidate):\n" + "".join(f"    assert candidate({i}, 1) == {i + 1}\n"
+                                                      for i in range(8))}),
+    "stdio job, 4 cases, evaluator": (
+        "print(int(input()) * 2)\n",
+        {"mode": "stdio", "evaluator": "def evaluate(expected, actual):\n    return expected.split() == "
+                                      "actual.split()\n",
+         "cases": [{"input": f"{i}\n", "output": f"{2 * i}\n"} for i in range(4)]}),
+}
+
+
+def section_referee() -> None:
+    """Per-job cost of running the suite's own code in a sandboxed referee."""
+    print("\n[4] suite code from an untrusted source: refereed vs in-process (the reference)")
+    with Sandbox(workers=1) as trusting, Sandbox(workers=1, trust_suites=False) as refereeing:
+        for label, (code, tests) in REFEREED_JOBS.items():
+            suite = TestSuite.from_dict(tests)
+            for sb in (trusting, refereeing):
+                assert sb.run(code, suite).passed  # warm both, and check they judge alike
+            local = median_ms(lambda: trusting.run(code, suite), 30)  # noqa: B023 - called at once
+            refereed = median_ms(lambda: refereeing.run(code, suite), 30)  # noqa: B023
+            print(f"  {label:34s} in-process {local:6.2f} ms  refereed {refereed:6.2f} ms  "
+                  f"(+{refereed - local:.2f} ms, x{refereed / local:.2f})")
+
+
 def main() -> None:
-    """Run the three sections."""
+    """Run the four sections."""
     print(f"integrity benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_cost()
     section_hiding()
     section_meter()
+    section_referee()
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def main() -> None:
     except ImportError:
         print("  ray: not measured (pip install 'rewardkit[ray]')")
         return
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level=logging.ERROR)
     setups: dict[str, dict[str, Any]] = {
         "ray, workers=1": {"backend": "ray", "workers": 1},

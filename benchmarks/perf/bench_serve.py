@@ -19,8 +19,6 @@ Run: ``python benchmarks/perf/bench_serve.py`` (``make bench`` runs it).
 from __future__ import annotations
 
 import os
-import socket
-import subprocess  # nosec B404 - starts the service under test
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from rewardkit.benchmarks.perf.serve_load import start_service
 from rewardkit.rewards import Engine, cisq_grpo
 from rewardkit.sandbox import Sandbox
 
@@ -69,25 +68,6 @@ def per_second(call: Callable[[int], object], *, seconds: float = 0.0, rounds: i
     return done / (time.perf_counter() - start)
 
 
-def start_service() -> tuple[subprocess.Popen[bytes], str]:
-    """``rewardkit serve`` on a free loopback port, once /health answers."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "rewardkit", "serve", "--port", str(port), "--workers", str(WORKERS),
-               "--log-level", "warning"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # nosec B603 - our own command
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            httpx.get(url + "/health", timeout=1)
-            return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the service did not start")
-
-
 def measure() -> dict[str, float]:
     """Requests (or calls) per second of each variant."""
     figures: dict[str, float] = {}
@@ -105,7 +85,7 @@ def measure() -> dict[str, float]:
         figures["local cached"] = per_second(lambda _: reward(same[0], **same[1]), seconds=CACHED_SECONDS)
         figures["local uncached"] = per_second(local_fresh, rounds=UNCACHED_ROUNDS)
 
-    process, url = start_service()
+    process, url = start_service("--workers", str(WORKERS))
     try:
         clients: dict[int, httpx.Client] = {}  # one connection per client thread
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,13 +89,28 @@ class View:
         return None if self.code is not None else "no code found in the completion"
 
 
+def analyze_in_turn(codes: list[str]) -> list[Any]:
+    """Quality reports of ``codes`` (default profile), one caller at a time."""
+    from ..analyzers import analyze_many
+
+    with ANALYSIS_LOCK:
+        return analyze_many(codes)
+
+
 class Engine:
-    """Runs and analyses completions for the reward components, with caches."""
+    """Runs and analyses completions for the reward components, with caches.
+
+    ``analyze`` turns distinct sources into quality reports (default:
+    :func:`analyze_in_turn`); the reward service passes its own, which shares
+    the analysis fairly between requests.
+    """
 
     def __init__(self, sandbox: Sandbox | None = None, workers: int | None = None,
                  limits: Limits | None = None, repeats: int = 1, meter: str = "time",
-                 cache_size: int = 4096) -> None:
+                 cache_size: int = 4096,
+                 analyze: Callable[[list[str]], list[Any]] = analyze_in_turn) -> None:
         self._sandbox, self._owns_sandbox = sandbox, sandbox is None
+        self._analyze = analyze
         self._workers, self._limits, self._repeats, self._meter = workers, limits, repeats, meter
         self._runs: OrderedDict[tuple[str, str, str], ExecutionResult] = OrderedDict()
         self._cache_size = cache_size
@@ -183,11 +199,8 @@ class Engine:
                 view.baseline = Metrics.from_result(result)
 
     def _analyse(self, views: list[View]) -> None:
-        from ..analyzers import analyze_many
-
         codes = sorted({v.code for v in views if v.code is not None})
-        with ANALYSIS_LOCK:
-            reports = dict(zip(codes, analyze_many(codes), strict=True)) if codes else {}
+        reports = dict(zip(codes, self._analyze(codes), strict=True)) if codes else {}
         for view in views:
             if view.code is not None:
                 view.report = reports[view.code]

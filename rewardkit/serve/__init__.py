@@ -10,6 +10,6 @@ the OpenAPI document is at ``/openapi.json``.  The application is
 needs no FastAPI: only the settings live here.
 """
 
-from .config import ServeConfig, ServeError, is_loopback
+from .config import Caps, ServeConfig, ServeError, is_loopback
 
-__all__ = ["ServeConfig", "ServeError", "is_loopback"]
+__all__ = ["Caps", "ServeConfig", "ServeError", "is_loopback"]

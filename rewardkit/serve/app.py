@@ -2,13 +2,19 @@
 
 Every error is JSON ``{"error": message, "status": code}``: 400 for bad input
 (malformed JSON, unknown preset or objective, malformed tests, a column of
-the wrong length), 401 for a missing or wrong token, 413 for a body or batch
-over the limits, 415 for a body not sent as JSON, 422 for a body of the wrong shape, 500 (logged) for a fault
-of the service itself.  None of them stops the server.  Scoring, runs and
-analyses happen in worker threads, at most ``config.max_concurrent`` at once,
-so the event loop keeps answering.
+the wrong length), 401 for a missing or wrong token, 403 for a ``Host`` a
+token-less service does not answer, 413 for a body, batch or suite over the
+caps, 415 for a body not sent as JSON, 422 for a body of the wrong shape, 503
+when too many requests wait or the service stops, 500 (logged) for a fault of
+the service itself.  None of them stops the server.  Scoring, runs and
+analyses happen in worker threads, at most ``config.max_concurrent`` requests
+at once, so the event loop keeps answering; each request holds a ticket of
+the service's scheduler, through which its jobs take turns with other
+requests'.  A request past its sandbox or analysis time gets its answer with
+the work not done left out (``sandbox_error``, or reports without a score).
 """
 
+import asyncio
 import functools
 import hmac
 import json
@@ -26,7 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
-from .config import ServeConfig
+from .config import ServeConfig, host_of, is_loopback
 from .models import (
     AnalyzeRequest,
     AnalyzeResponse,
@@ -38,9 +44,12 @@ from .models import (
     ScoreRequest,
     ScoreResponse,
 )
+from .scheduler import Cancelled, Ticket
 from .service import BatchTooLarge, Service
 
 log = logging.getLogger("rewardkit.serve")
+ERROR_STATUSES = (400, 401, 403, 413, 415, 422, 500, 503)
+DISCONNECT_POLL_S = 0.25  # how often a computing request checks that its client is still there
 T = TypeVar("T")
 
 DESCRIPTION = """Rewards for generated code over HTTP: the same presets, sandbox and analyzers
@@ -98,6 +107,28 @@ class BodyLimit:
                          "split the batch")(scope, receive, send)
 
 
+class LoopbackHosts:
+    """Answer 403 to a request whose ``Host`` is not a loopback name (for a service without a token).
+
+    A page in a browser on this machine may reach a loopback port under a name
+    it controls (DNS rebinding); a token-less service answers only requests
+    addressed to ``localhost``, ``127.x.x.x`` or ``[::1]``.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            if not is_loopback(host_of(host)):
+                await error(403, f"Host {host[:100]!r} is not allowed: this service has no token, so it "
+                                 "answers only requests to localhost, 127.0.0.1 or [::1] (start it "
+                                 "with --token to take other names)")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def _authorization(token: str, allow_query: bool = False) -> Callable[..., Any]:
     """A dependency that checks the bearer token (or ``?token=`` where the caller cannot send headers)."""
     bearer = HTTPBearer(auto_error=False, description="the token the service was started with")
@@ -140,22 +171,50 @@ def create_app(config: ServeConfig | None = None, service: Service | None = None
         finally:
             service.close()
 
-    async def compute(function: Callable[..., T], *args: Any) -> T:
-        """Run ``function`` in a worker thread; bad input becomes 400, a fault a logged 500."""
+    async def compute(request: Request, function: Callable[..., T], *args: Any) -> T:
+        """Run ``function`` in a worker thread as a new request of the scheduler's; bad input
+        becomes 400, a request over its size caps 413, a busy or stopping service 503, a fault
+        a logged 500.
+
+        If the client goes away, the request's work not yet started is dropped.  A
+        request cancelled by the server's shutdown returns at once: its thread is left
+        to the service's ``close()``, which ends its work.
+        """
+        limiter = limiters[0] if limiters else None
+        if limiter is not None and limiter.statistics().tasks_waiting >= config.caps.queued:
+            raise HTTPException(503, f"the service is busy ({config.caps.queued} requests already wait); "
+                                     "send the request again later", headers={"Retry-After": "1"})
+        ticket = service.scheduler.ticket()
+        watcher = asyncio.get_running_loop().create_task(_drop_when_gone(request, ticket))
         try:
-            return await anyio.to_thread.run_sync(functools.partial(function, *args),
-                                                  limiter=limiters[0] if limiters else None)
+            return await anyio.to_thread.run_sync(functools.partial(ticket.run, function, *args),
+                                                  limiter=limiter, abandon_on_cancel=True)
         except BatchTooLarge as exc:
             raise HTTPException(413, str(exc)) from exc
+        except Cancelled as exc:
+            raise HTTPException(503, "the service is stopping; send the request again later") from exc
+        except asyncio.CancelledError:
+            if not service.stopping:  # not the server's shutdown: let the cancellation through
+                raise
+            raise HTTPException(503, "the service is stopping; send the request again later") from None
         except (ValueError, TypeError) as exc:  # ConfigError, ScoreError, SuiteError, JSON errors
             raise HTTPException(400, str(exc)) from exc
         except Exception as exc:
             log.exception("request failed")
             raise HTTPException(500, f"the service failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            watcher.cancel()
+
+    async def _drop_when_gone(request: Request, ticket: Ticket) -> None:
+        while not await request.is_disconnected():
+            await asyncio.sleep(DISCONNECT_POLL_S)
+        service.scheduler.drop(ticket)
 
     app = FastAPI(title="rewardkit", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  responses={code: {"model": ErrorResponse} for code in (400, 401, 413, 415, 422, 500)})
-    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+                  responses={code: {"model": ErrorResponse} for code in ERROR_STATUSES})
+    app.add_middleware(BodyLimit, max_bytes=config.caps.body_bytes)
+    if not config.token:
+        app.add_middleware(LoopbackHosts)
     auth = [Depends(_authorization(config.token))] if config.token else []
 
     @app.exception_handler(StarletteHTTPException)
@@ -175,36 +234,43 @@ def create_app(config: ServeConfig | None = None, service: Service | None = None
         log.error("unhandled error", exc_info=exc)
         return error(500, f"the service failed: {type(exc).__name__}")
 
-    @app.get("/health", summary="status, version, sandbox and limits")
+    @app.get("/health", summary="status, version, sandbox, limits and load")
     async def health() -> dict[str, Any]:
-        return service.health()
+        report = service.health()
+        if limiters:
+            report["requests"] = {"computing": limiters[0].borrowed_tokens,
+                                  "queued": limiters[0].statistics().tasks_waiting}
+            report["saturated"] |= report["requests"]["queued"] > 0
+        return report
 
     @app.get("/presets/{preset}", dependencies=auth, response_model=PresetResponse,
              summary="a preset's components and weights")
-    async def preset(preset: str, objective: str | None = None) -> dict[str, Any]:
-        return await compute(service.components, preset, objective)
+    async def preset(request: Request, preset: str, objective: str | None = None) -> dict[str, Any]:
+        return await compute(request, service.components, preset, objective)
 
     @app.post("/score", dependencies=auth, response_model=ScoreResponse,
               summary="rewards, with components, of a batch of completions")
-    async def score(body: ScoreRequest) -> dict[str, Any]:
-        return await compute(service.score, body.preset, body.objective, body.completions, body.columns)
+    async def score(request: Request, body: ScoreRequest) -> dict[str, Any]:
+        return await compute(request, service.score, body.preset, body.objective, body.completions,
+                             body.columns)
 
     @app.post("/run", dependencies=auth, summary="run code against a test suite: ExecutionResult.to_dict()")
-    async def run(body: RunRequest) -> dict[str, Any]:
+    async def run(request: Request, body: RunRequest) -> dict[str, Any]:
         limits = body.limits.model_dump(exclude_none=True) if body.limits else None
-        return await compute(service.run, body.code, body.tests, body.language, limits, body.repeats)
+        return await compute(request, service.run, body.code, body.tests, body.language, limits, body.repeats)
 
     @app.post("/analyze", dependencies=auth, response_model=AnalyzeResponse,
               summary="static quality analysis: QualityReport.to_dict() per source")
-    async def analyze(body: AnalyzeRequest) -> dict[str, Any]:
-        return {"reports": await compute(service.analyze, body.codes, body.profile)}
+    async def analyze(request: Request, body: AnalyzeRequest) -> dict[str, Any]:
+        return {"reports": await compute(request, service.analyze, body.codes, body.profile)}
 
     openrlhf_auth = [Depends(_authorization(config.token, allow_query=True))] if config.token else []
 
     @app.post("/openrlhf", dependencies=openrlhf_auth, response_model=OpenRLHFResponse,
               summary="OpenRLHF's remote reward protocol")
-    async def openrlhf(body: OpenRLHFRequest, preset: str = "cisq_grpo",
+    async def openrlhf(request: Request, body: OpenRLHFRequest, preset: str = "cisq_grpo",
                        objective: str | None = None) -> dict[str, Any]:
-        return await compute(service.openrlhf, preset, objective, body.query, body.prompts, body.labels)
+        return await compute(request, service.openrlhf, preset, objective, body.query, body.prompts,
+                             body.labels)
 
     return app

@@ -44,6 +44,7 @@ class RunLimits(Strict):
     output_kb: int | None = Field(None, gt=0)
     compile_time_s: float | None = Field(None, gt=0)
     file_size_mb: int | None = Field(None, gt=0)
+    suite_time_s: float | None = Field(None, gt=0, description="seconds for the whole suite")
 
 
 class RunRequest(Strict):

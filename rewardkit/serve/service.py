@@ -6,23 +6,37 @@ time code measure 3 times, the others once), so runs, baselines and analyses
 are cached across requests and clients.  Every method may be called from many
 threads at once; bad input raises ``ValueError`` (``ConfigError``,
 ``SuiteError``, ``ScoreError`` are ValueErrors) with a message for the caller.
+
+Clients are not trusted.  Their suites' evaluators and checks run in a
+sandboxed referee, never in this process (``Sandbox(trust_suites=False)``).
+Sandbox jobs and analysis chunks take turns between requests
+(:mod:`.scheduler`), within the caps of :class:`~.config.ServeConfig`; a
+profile's time budget is bounded by the service's.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..analyzers import analyze_many, shutdown_pool
+from ..analyzers import QualityReport, analyze_many, shutdown_pool
+from ..analyzers.faults import infrastructure_report
+from ..analyzers.profile import load_profile
 from ..rewards import PRESETS, ConfigError, Engine, Reward
 from ..rewards.engine import ANALYSIS_LOCK, COLUMNS
 from ..rewards.presets import REPEATS
 from ..sandbox import Limits, Sandbox, TestSuite
 from ..scoring import make_reward
 from .config import ServeConfig
+from .scheduler import OverBudget, Scheduler
+
+# Profile thresholds that set how much work an analysis may do: a client may lower them only.
+BOUNDED_THRESHOLDS = ("max_source_bytes", "max_ast_depth")
 
 
 class BatchTooLarge(ValueError):
@@ -37,6 +51,11 @@ class Service:
         self._engines: dict[int, Engine] = {}  # by runs per measurement, each on its own sandbox
         self._rewards: dict[tuple[str, str | None], Reward] = {}
         self._lock = threading.Lock()
+        # sandbox jobs of every engine share the workers' count of slots; analyses go one chunk
+        # at a time (the analysis pool is shared by the whole process)
+        self.scheduler = Scheduler({"run": config.sandbox_workers, "analysis": 1},
+                                   {"run": config.caps.run_s, "analysis": config.caps.analysis_s})
+        self.stopping = False
 
     # -- shared state ---------------------------------------------------------------------------
     def _engine(self, repeats: int = 1) -> Engine:
@@ -44,8 +63,9 @@ class Service:
         with self._lock:
             if repeats not in self._engines:
                 sandbox = Sandbox(self.config.backend, self.config.sandbox_workers, repeats=repeats,
-                                  limits=self.config.limits)
-                self._engines[repeats] = Engine(sandbox=sandbox)
+                                  limits=self.config.limits, trust_suites=False,
+                                  admission=functools.partial(self.scheduler.turn, "run"))
+                self._engines[repeats] = Engine(sandbox=sandbox, analyze=self._analyze_codes)
             return self._engines[repeats]
 
     def reward(self, preset: str, objective: str | None = None) -> Reward:
@@ -58,9 +78,16 @@ class Service:
         with self._lock:
             return self._rewards.setdefault(key, built)
 
+    def stop(self) -> None:
+        """Refuse new work: every turn not yet started is cancelled (requests answer 503)."""
+        self.stopping = True
+        self.scheduler.close()
+
     def close(self) -> None:
-        """Stop every sandbox's workers and the analysis processes (uvicorn ends the process by
-        its signal, before ``atexit`` would)."""
+        """Cancel what waits, then stop every sandbox's workers and the analysis processes, which
+        ends the jobs still running (uvicorn ends the process by its signal, before ``atexit``
+        would)."""
+        self.stop()
         with self._lock:
             engines = list(self._engines.values())
             self._engines.clear()
@@ -75,11 +102,15 @@ class Service:
         measurement) and what it accepts."""
         with self._lock:
             started = sorted(self._engines)
-        return {"status": "ok", "version": __version__, "presets": sorted(PRESETS),
-                "sandbox": {"backend": self.config.backend, "workers": self.config.sandbox_workers,
-                            "started_repeats": started},
-                "max_batch": self.config.max_batch, "max_body_bytes": self.config.max_body_bytes,
-                "max_concurrent": self.config.max_concurrent, "auth": bool(self.config.token)}
+        load = self.scheduler.load()
+        config = self.config
+        return {"status": "stopping" if self.stopping else "ok", "version": __version__,
+                "presets": sorted(PRESETS),
+                "sandbox": {"backend": config.backend, "workers": config.sandbox_workers,
+                            "started_repeats": started, "limits": config.limits.to_dict()},
+                "load": load, "saturated": any(lane["waiting"] for lane in load.values()),
+                "max_concurrent": config.max_concurrent, **config.caps.to_dict(),
+                "auth": bool(config.token)}
 
     def components(self, preset: str, objective: str | None = None) -> dict[str, Any]:
         """The preset's components and weights, in order."""
@@ -91,6 +122,9 @@ class Service:
               columns: dict[str, list[Any]]) -> dict[str, Any]:
         """Each completion's reward, component values and info, as the in-process reward computes them."""
         self._check_batch(len(completions))
+        for tests in columns.get("tests") or ():
+            if tests is not None:
+                self._check_suite(TestSuite.from_dict(tests))
         reward = self.reward(preset, objective)
         results = reward.evaluate(list(completions), columns)
         names = [component.name for component, _ in reward.components]
@@ -101,16 +135,28 @@ class Service:
     def run(self, code: str, tests: dict[str, Any] | str, language: str = "python",
             limits: dict[str, float] | None = None, repeats: int | None = None) -> dict[str, Any]:
         """``ExecutionResult.to_dict()`` of one run, within the service's limits."""
-        suite = TestSuite.from_dict(tests)
+        suite = self._check_suite(TestSuite.from_dict(tests))
         result = self._engine().sandbox.run(code, suite, language, self._limits(limits), repeats)
         return result.to_dict()
 
     def analyze(self, codes: Sequence[str], profile: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """``QualityReport.to_dict()`` of each source, in order."""
         self._check_batch(len(codes))
-        with ANALYSIS_LOCK:
-            reports = analyze_many(list(codes), profile)
-        return [report.to_dict() for report in reports]
+        return [report.to_dict() for report in self._analyze_codes(list(codes), profile)]
+
+    def _analyze_codes(self, codes: list[str], profile: dict[str, Any] | None = None) -> list[QualityReport]:
+        """Reports of ``codes``, a few sources per turn, under the service's bounds on ``profile``."""
+        bounded = self._profile(profile)
+        size = max(1, os.cpu_count() or 1)  # one source per analysis worker and turn
+        reports: list[QualityReport] = []
+        for start in range(0, len(codes), size):
+            chunk = codes[start:start + size]
+            try:
+                with self.scheduler.turn("analysis"), ANALYSIS_LOCK:
+                    reports += analyze_many(chunk, bounded)
+            except OverBudget as exc:  # not analysed: no score, not a low one
+                reports += [infrastructure_report("rewardkit-serve", f"not analysed: {exc}")] * len(chunk)
+        return reports
 
     def openrlhf(self, preset: str, objective: str | None, queries: Sequence[str],
                  prompts: Sequence[str] | None, labels: Sequence[Any] | None) -> dict[str, Any]:
@@ -124,10 +170,34 @@ class Service:
                                for name, values in scored["components"].items()}}
 
     # -- checks -----------------------------------------------------------------------------------------
+    def _profile(self, profile: dict[str, Any] | None) -> dict[str, Any]:
+        """``profile`` with its time budget and size limits bounded by the service's."""
+        for section, values in (profile or {}).items():
+            if not isinstance(values, dict):
+                raise ConfigError(f"profile section {section!r} must be an object, got "
+                                  f"{type(values).__name__}")
+        bounded = {section: dict(values) for section, values in (profile or {}).items()}
+        thresholds, defaults = bounded.setdefault("thresholds", {}), load_profile().data["thresholds"]
+        ceilings = {"tool_timeout_s": self.config.caps.tool_s} | \
+            {name: defaults[name] for name in BOUNDED_THRESHOLDS}
+        for name, ceiling in ceilings.items():
+            asked = thresholds.get(name, defaults[name])
+            if not isinstance(asked, (int, float)) or isinstance(asked, bool) or not asked > 0:
+                raise ConfigError(f"threshold {name} must be a positive number, got {asked!r}")
+            thresholds[name] = min(asked, ceiling)
+        return bounded
+
+    def _check_suite(self, suite: TestSuite) -> TestSuite:
+        if len(suite.cases) > self.config.caps.cases:
+            raise BatchTooLarge(f"a test suite with {len(suite.cases)} cases; this service takes at "
+                                f"most {self.config.caps.cases} per suite (start it with a larger "
+                                "--max-cases)")
+        return suite
+
     def _check_batch(self, size: int) -> None:
-        if size > self.config.max_batch:
+        if size > self.config.caps.batch:
             raise BatchTooLarge(f"{size} items in one request; this service takes at most "
-                                f"{self.config.max_batch} (split the batch, or start it with a "
+                                f"{self.config.caps.batch} (split the batch, or start it with a "
                                 "larger --max-batch)")
 
     def _limits(self, asked: dict[str, float] | None) -> Limits:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .. import judge
+from ..referee import needs_referee
 from ..suite import TestSuite
 from ..types import ExecutionResult, Limits
 from .local import start_local_worker
@@ -95,16 +96,22 @@ class _NodeWorker:
 
 
 _NODE = _NodeWorker()
+_REFEREE = _NodeWorker()  # runs the suite's own code when it is not trusted (see ..referee)
 atexit.register(_NODE.drop)
+atexit.register(_REFEREE.drop)
 
 
 def run_job(code: str, suite: TestSuite, language: str, limits: Limits, meter: str,
-            packages: tuple[str, ...]) -> dict[str, Any]:
+            packages: tuple[str, ...], trust_suites: bool = True) -> dict[str, Any]:
     """The Ray task: judge one job on this node's warm worker; a worker fault raises."""
+    refereed = not trust_suites and needs_referee(suite)
     try:
-        return judge.execute(_NODE.get(packages), code, suite, language, limits, meter).to_dict()
+        referee = _REFEREE.get(packages) if refereed else None
+        return judge.execute(_NODE.get(packages), code, suite, language, limits, meter,
+                             referee).to_dict()
     except BaseException:
         _NODE.drop()
+        _REFEREE.drop()
         raise
 
 
@@ -125,7 +132,8 @@ if ray is not None:
 class RayExecutor:
     """Submits each job as a Ray task and waits for it, retrying Ray faults ``retries`` times."""
 
-    def __init__(self, workers: int | None, packages: tuple[str, ...], **options: Any) -> None:
+    def __init__(self, workers: int | None, packages: tuple[str, ...], trust_suites: bool = True,
+                 **options: Any) -> None:
         if ray is None:
             raise RuntimeError(f"backend='ray' needs the ray package: {INSTALL_HINT}")
         known = [f.name for f in fields(RayOptions)]
@@ -133,7 +141,7 @@ class RayExecutor:
         if unknown:
             raise TypeError(f"the ray backend takes the options {known}, not {unknown}")
         self.options = RayOptions(**options)
-        self.packages = packages
+        self.packages, self.trust_suites = packages, trust_suites
         if not ray.is_initialized():
             ray.init(address=self.options.address, include_dashboard=False,
                      log_to_driver=False, logging_level=logging.ERROR)
@@ -145,10 +153,16 @@ class RayExecutor:
         self.slots = workers or self._cluster_slots()
 
     def _cluster_slots(self) -> int:
-        """How many tasks the cluster runs at once with this placement (at least 1)."""
-        total: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        """How many tasks with this placement the live nodes run at once (at least 1).
+
+        Counted node by node: the cluster's totals would add one node's CPUs to another's tag.
+        """
         wanted = {"CPU": self.options.num_cpus, **self.options.resources}
-        return max(1, int(min(total.get(name, 0.0) / amount for name, amount in wanted.items())))
+        slots = 0
+        for node in ray.nodes():  # type: ignore[no-untyped-call]
+            have: dict[str, float] = node["Resources"] if node["Alive"] else {}
+            slots += int(min(have.get(name, 0.0) / amount for name, amount in wanted.items()))
+        return max(1, slots)
 
     def execute(self, code: str, suite: TestSuite, language: str, limits: Limits,
                 meter: str) -> ExecutionResult:
@@ -156,7 +170,8 @@ class RayExecutor:
         timeout = self.options.timeout_s or judge.reply_timeout(suite, limits, meter) + START_MARGIN_S
         attempts = self.options.retries + 1
         for attempt in range(1, attempts + 1):
-            ref = self._job.remote(code, suite, language, limits, meter, self.packages)
+            ref = self._job.remote(code, suite, language, limits, meter, self.packages,
+                                   self.trust_suites)
             try:
                 return ExecutionResult.from_dict(ray.get(ref, timeout=timeout))
             except GetTimeoutError:

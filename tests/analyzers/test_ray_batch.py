@@ -25,7 +25,7 @@ CODES: list[object] = [
 @pytest.fixture(scope="module", autouse=True)
 def ray_instance() -> Iterator[None]:
     ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -30,7 +30,7 @@ WORKER_MARK = "runtime.worker import main"  # in the argv of every sandbox worke
 @pytest.fixture(scope="module")
 def ray_instance() -> Iterator[None]:
     ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle  # nosec B403 - pickles our own exception, in this test
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from test_verdicts import peak_growth_mb
 from rewardkit.sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite, judge
 from rewardkit.sandbox.backends.docker import check_docker
 from rewardkit.sandbox.backends.process import WorkerGone, WorkerProcess
+from rewardkit.sandbox.link import WorkerFault
 from rewardkit.sandbox.runtime.protocol import ProtocolError
 from rewardkit.sandbox.sandbox import PoolExecutor
 
@@ -346,3 +348,11 @@ def test_a_killed_container_gives_sandbox_error_and_the_next_job_runs(
         pool.shutdown()
     assert_fault(result, "run")
     assert sb.run(ADD_CODE, ADD).passed  # in a new container
+
+
+def test_a_worker_fault_crosses_a_process_boundary_whole() -> None:
+    """Ray sends a task's exception to the driver pickled: the fault must arrive as itself, with
+    its message and ``started``, not as an exception Ray cannot rebuild (which hides the cause)."""
+    fault = pickle.loads(pickle.dumps(WorkerFault("sandbox worker fault during 'run': EOFError", True)))
+    assert isinstance(fault, WorkerFault) and fault.started is True
+    assert str(fault) == "sandbox worker fault during 'run': EOFError"

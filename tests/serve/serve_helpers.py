@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -39,14 +40,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start(log: Path, *options: str) -> Service:
-    """Start ``rewardkit serve`` on a free loopback port and wait until /health answers."""
+def start(log: Path, *options: str, token: str | None = TOKEN,
+          env: dict[str, str] | None = None) -> Service:
+    """Start ``rewardkit serve`` on a free loopback port and wait until /health answers.
+
+    ``token=None`` starts it without one; ``env`` adds to its environment.
+    """
     port = free_port()
-    command = [sys.executable, "-m", "rewardkit", "serve", "--port", str(port), "--token", TOKEN,
-               "--log-level", "warning", *options]
+    command = [sys.executable, "-m", "rewardkit", "serve", "--port", str(port),
+               *(["--token", token] if token else []), "--log-level", "warning", *options]
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    service = Service(f"http://127.0.0.1:{port}", TOKEN, process)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                   env={**os.environ, **(env or {})})
+    service = Service(f"http://127.0.0.1:{port}", token or "", process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -62,12 +68,17 @@ def start(log: Path, *options: str) -> Service:
 
 def stop(service: Service) -> None:
     """Stop the service gracefully (it closes its sandboxes), or kill it."""
-    service.process.terminate()
+    stop_process(service.process)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if it has not exited 20 s later."""
+    process.terminate()
     try:
-        service.process.wait(timeout=20)
+        process.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        service.process.kill()
-        service.process.wait()
+        process.kill()
+        process.wait()
 
 
 def problem_batch() -> tuple[list[str], dict[str, list[Any]]]:

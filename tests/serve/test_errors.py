@@ -53,8 +53,44 @@ def test_loopback_needs_no_token(host: str) -> None:
     ServeConfig(host=host).check()
 
 
+def _nested(levels: int) -> list[Any]:
+    value: list[Any] = [0]
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+CALL_F = {"code": "def f(x):\n    return 1\n"}
+
+
+@pytest.mark.parametrize(("path", "body", "words"), [
+    ("/run", CALL_F | {"tests": {"mode": "call", "entry_point": "f",
+                                 "cases": [{"args": [_nested(300)], "expected": 1}]}},
+     "'args' cannot be used"),
+    ("/run", CALL_F | {"tests": {"mode": "call", "entry_point": "f",
+                                 "cases": [{"args": [1], "expected": _nested(300)}]}},
+     "'expected' cannot be used"),
+    ("/score", {"completions": ["```python\ndef f(x):\n    return 1\n```"],
+                "columns": {"tests": [{"mode": "call", "entry_point": "f",
+                                       "cases": [{"args": [_nested(300)], "expected": 1}]}]}},
+     "'args' cannot be used"),
+    ("/run", {"code": "print(1)", "tests": {"mode": "script", "entry_point": "f",
+                                            "check": "x = " + "(" * 5000 + ")" * 5000}}, "does not compile"),
+    ("/analyze", {"codes": ["x = 1\n"], "profile": {"thresholds": 5}}, "must be an object"),
+    ("/analyze", {"codes": ["x = 1\n"], "profile": {"tools": [1, 2]}}, "must be an object"),
+    ("/analyze", {"codes": ["x = 1\n"], "profile": {"thresholds": {"tool_timeout_s": "9"}}},
+     "must be a positive number"),
+])
+def test_suites_and_profiles_that_cannot_be_used_are_refused(http: httpx.Client, path: str,
+                                                             body: dict[str, Any], words: str) -> None:
+    """Before any work: a call the worker could not be sent (or a value it could not compare) is
+    the client's fault, never a ``sandbox_error``."""
+    expect_error(http.post(path, json=body), 400, words)
+
+
 def test_bad_settings_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["--max-batch", "0"], ["--workers", "0"], ["--backend", "cloud"]):
+    for argv in (["--max-batch", "0"], ["--workers", "0"], ["--backend", "cloud"], ["--max-run-s", "0"],
+                 ["--max-cases", "0"], ["--suite-time-s", "-1"], ["--max-tool-s", "0"]):
         assert main(["serve", *argv]) == 2
         assert "rewardkit serve:" in capsys.readouterr().err
 
@@ -142,7 +178,7 @@ def test_a_fault_of_the_service_is_a_logged_json_500(caplog: pytest.LogCaptureFi
             raise RuntimeError("boom")
 
     config = ServeConfig()
-    with TestClient(create_app(config, Broken(config))) as http:
+    with TestClient(create_app(config, Broken(config)), base_url="http://127.0.0.1") as http:
         expect_error(http.post("/score", json={"completions": ["x"]}), 500, "RuntimeError: boom")
         assert http.get("/health").json()["status"] == "ok"
     assert "request failed" in caplog.text and "boom" in caplog.text

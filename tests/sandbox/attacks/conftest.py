@@ -58,7 +58,7 @@ def ray_sandbox() -> Iterator[Sandbox]:
     """The Ray backend on a local one-CPU Ray instance (started here, as test_ray_backend does)."""
     ray = pytest.importorskip("ray", reason="the ray package is not installed (pip install 'rewardkit[ray]')")
     ray.shutdown()
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         with Sandbox(backend="ray", workers=1) as sandbox:
             yield sandbox
