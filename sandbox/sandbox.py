@@ -82,16 +82,15 @@ class WorkerPool:
         """Close the idle workers and kill those in the middle of a job (which then ends as a
         ``sandbox_error``): a busy worker would not read its end of input until its job is done."""
         self._closed = True
-        idle = set()
+        idle = []  # held here: the pool's record of its workers is weak
         while not self._idle.empty():
-            idle.add(id(self._idle.get_nowait()))
+            idle.append(self._idle.get_nowait())
         with self._lock:
-            workers = list(self._all)
-        for worker in workers:
-            if id(worker) in idle:
-                worker.close()
-            elif worker.alive:  # a dead one was closed when its lease ended
-                worker.kill()
+            busy = [worker for worker in self._all if worker.alive and all(worker is not w for w in idle)]
+        for worker in idle:
+            worker.close()
+        for worker in busy:
+            worker.kill()
 
 
 _OPEN_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
