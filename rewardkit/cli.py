@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -195,6 +196,8 @@ OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "t
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
+    from .sandbox.sandbox import BACKENDS
+
     parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -203,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tests", required=True, help="test suite JSON (stdio, call or script mode)")
     run.add_argument("--language", default="python")
     run.add_argument("--json", action="store_true", help="print ExecutionResult.to_dict() as JSON")
-    run.add_argument("--backend", default="local", choices=["local", "docker"])
+    run.add_argument("--backend", default="local", choices=BACKENDS)
     run.add_argument("--meter", default="time", choices=["time", "instructions"])
     run.add_argument("--repeats", type=int, default=1)
     run.add_argument("--time-limit", type=float, default=10.0, help="seconds per test case")
@@ -269,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .sandbox.sandbox import BACKENDS
     from .serve import config as conf
 
     serve = sub.add_parser(
@@ -286,7 +290,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.add_argument("--workers", type=int, default=None,
                        help="sandbox jobs at once, shared fairly by all requests (default: CPU count; "
                             "timing presets get a second pool); requests computed at once: twice this")
-    serve.add_argument("--backend", default="local", help="sandbox backend: local (default), docker or ray")
+    serve.add_argument("--backend", default="local", choices=BACKENDS, help="sandbox backend (default local)")
     serve.add_argument("--max-batch", type=int, default=conf.DEFAULT_MAX_BATCH,
                        help=f"most completions (or sources) per request (default {conf.DEFAULT_MAX_BATCH})")
     serve.add_argument("--max-body-mb", type=float, default=conf.DEFAULT_MAX_BODY_BYTES / 2**20,
@@ -316,8 +320,19 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
-    args_in = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; returns the exit code.
+
+    A reader that goes away (``| head``) ends the command quietly with 141
+    (128 + SIGPIPE), as Unix tools do, not with a traceback.
+    """
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 128 + signal.SIGPIPE
+
+
+def _run(args_in: list[str]) -> int:
     if args_in and args_in[0] in OWN_PARSERS:  # so that `rewardkit analyze -h` is analyze's own help
         module = importlib.import_module(OWN_PARSERS[args_in[0]], __package__)
         return int(module.main(args_in[1:]))
