@@ -122,9 +122,8 @@ class Service:
               columns: dict[str, list[Any]]) -> dict[str, Any]:
         """Each completion's reward, component values and info, as the in-process reward computes them."""
         self._check_batch(len(completions))
-        for tests in columns.get("tests") or ():
-            if tests is not None:
-                self._check_suite(TestSuite.from_dict(tests))
+        for tests in {id(tests): tests for tests in columns.get("tests") or ()}.values():
+            self._check_cases(tests)
         reward = self.reward(preset, objective)
         results = reward.evaluate(list(completions), columns)
         names = [component.name for component, _ in reward.components]
@@ -135,7 +134,8 @@ class Service:
     def run(self, code: str, tests: dict[str, Any] | str, language: str = "python",
             limits: dict[str, float] | None = None, repeats: int | None = None) -> dict[str, Any]:
         """``ExecutionResult.to_dict()`` of one run, within the service's limits."""
-        suite = self._check_suite(TestSuite.from_dict(tests))
+        self._check_cases(tests)
+        suite = TestSuite.from_dict(tests)
         result = self._engine().sandbox.run(code, suite, language, self._limits(limits), repeats)
         return result.to_dict()
 
@@ -187,12 +187,19 @@ class Service:
             thresholds[name] = min(asked, ceiling)
         return bounded
 
-    def _check_suite(self, suite: TestSuite) -> TestSuite:
-        if len(suite.cases) > self.config.caps.cases:
-            raise BatchTooLarge(f"a test suite with {len(suite.cases)} cases; this service takes at "
+    def _check_cases(self, tests: Any) -> None:
+        """BatchTooLarge for a suite over the case cap, counted without building the suite (that
+        is done once, by the engine or the run, which also says what is wrong with a bad one)."""
+        if isinstance(tests, str):
+            try:
+                tests = json.loads(tests)
+            except ValueError:
+                return
+        cases = tests.get("cases") if isinstance(tests, dict) else None
+        if isinstance(cases, list) and len(cases) > self.config.caps.cases:
+            raise BatchTooLarge(f"a test suite with {len(cases)} cases; this service takes at "
                                 f"most {self.config.caps.cases} per suite (start it with a larger "
                                 "--max-cases)")
-        return suite
 
     def _check_batch(self, size: int) -> None:
         if size > self.config.caps.batch:
