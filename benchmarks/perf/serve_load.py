@@ -284,3 +284,28 @@ def start_service(*options: str, env: dict[str, str] | None = None) -> tuple[sub
             process.kill()
             raise RuntimeError(f"the service did not start: {exc}") from exc
     return process, url
+
+
+# -- requests that hold the service's lanes (the fairness test and benchmark) ----------------------
+SLEEPY = "import time\ntime.sleep({seconds})\nprint({value})\n"
+
+
+def one_case(value: int) -> dict[str, Any]:
+    """A stdio suite of one case whose answer is ``value``."""
+    return {"mode": "stdio", "cases": [{"input": "", "output": f"{value}\n"}]}
+
+
+def sleepy_batch(count: int, seconds: float) -> dict[str, Any]:
+    """A cisq_grpo batch of ``count`` distinct programs that sleep, then print the right answer."""
+    completions = [f"```python\n{SLEEPY.format(seconds=seconds, value=i)}```" for i in range(count)]
+    return {"preset": "cisq_grpo", "completions": completions,
+            "columns": {"tests": [one_case(i) for i in range(count)]}}
+
+
+def busy_for_mypy(salt: int, levels: int = 8) -> str:
+    """~200 bytes that keep mypy busy for minutes at 8 levels (each doubles its overload
+    inference), distinct per ``salt``."""
+    expression = "xs"
+    for i in range(levels):
+        expression = f"max({expression}, key=lambda v{i}: v{i})"
+    return f"# {salt}\nxs = [1, 2]\nbiggest = {expression}\n"

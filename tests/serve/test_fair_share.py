@@ -21,10 +21,11 @@ import psutil
 import pytest
 from serve_helpers import Service, start, stop
 
+from rewardkit.benchmarks.perf.serve_load import SLEEPY, busy_for_mypy, one_case, sleepy_batch
+
 SUITE_S, RUN_S, MAX_CASES, TOOL_S, QUEUED = 4, 5, 50, 3, 2
 OPTIONS = ("--workers", "1", "--time-limit", "2", "--suite-time-s", str(SUITE_S), "--max-run-s", str(RUN_S),
            "--max-cases", str(MAX_CASES), "--max-tool-s", str(TOOL_S), "--max-queued", str(QUEUED))
-SLEEPY = "import time\ntime.sleep({seconds})\nprint({value})\n"
 
 
 @pytest.fixture(scope="module")
@@ -37,23 +38,12 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     stop(running)
 
 
-def one_case(value: int) -> dict[str, Any]:
-    return {"mode": "stdio", "cases": [{"input": "", "output": f"{value}\n"}]}
-
-
 def timed(service: Service, path: str, body: dict[str, Any],
           timeout: float = 60) -> tuple[httpx.Response, float]:
     """The answer to one request from a client of its own, and when it came (monotonic)."""
     with service.client() as http:
         answer = http.post(path, json=body, timeout=timeout)
     return answer, time.monotonic()
-
-
-def sleepy_batch(count: int, seconds: float) -> dict[str, Any]:
-    """A cisq_grpo batch of ``count`` distinct programs that sleep, then print the right answer."""
-    completions = [f"```python\n{SLEEPY.format(seconds=seconds, value=i)}```" for i in range(count)]
-    return {"preset": "cisq_grpo", "completions": completions,
-            "columns": {"tests": [one_case(i) for i in range(count)]}}
 
 
 def test_a_suite_over_the_case_cap_is_refused(service: Service) -> None:
@@ -160,7 +150,7 @@ def test_a_request_past_its_analysis_time_keeps_what_was_analysed(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     short = start(tmp_path_factory.mktemp("analysis-cap") / "service.log", *OPTIONS, "--max-analysis-s", "2")
     try:
-        slow = [_nested_max(8, i) for i in range(6)]
+        slow = [busy_for_mypy(i) for i in range(6)]
         answer, _ = timed(short, "/analyze", {"codes": slow})
     finally:
         stop(short)
@@ -175,7 +165,7 @@ def test_analysis_turns_and_a_clamped_tool_budget(service: Service) -> None:
     """The issue's case: a profile asking a huge tool budget for sources that keep mypy busy
     for minutes.  The budget is clamped to the service's, and another request's analysis
     waits for one turn, not for the whole request."""
-    slow = [_nested_max(8, i) for i in range(4)]
+    slow = [busy_for_mypy(i) for i in range(4)]
     profile = {"thresholds": {"tool_timeout_s": 1e6}}
     with ThreadPoolExecutor(2) as pool:
         sent = time.monotonic()
@@ -194,15 +184,6 @@ def test_analysis_turns_and_a_clamped_tool_budget(service: Service) -> None:
     assert other_done - other_sent < 4 * TOOL_S + 5, "the other analysis waited longer than one turn"
 
 
-def _nested_max(levels: int, salt: int) -> str:
-    """~200 bytes that keep mypy busy for minutes at 8 levels (each doubles its overload
-    inference), distinct per ``salt``."""
-    expression = "xs"
-    for i in range(levels):
-        expression = f"max({expression}, key=lambda v{i}: v{i})"
-    return f"# {salt}\nxs = [1, 2]\nbiggest = {expression}\n"
-
-
 @pytest.mark.parametrize("work", ["sandbox", "analysis"])
 def test_shutdown_cancels_work_in_flight_and_exits_within_seconds(
         tmp_path_factory: pytest.TempPathFactory, work: str) -> None:
@@ -212,7 +193,7 @@ def test_shutdown_cancels_work_in_flight_and_exits_within_seconds(
                      "--max-run-s", "600", "--max-tool-s", "600")
     server = psutil.Process(stopping.process.pid)
     path, body, mark = ("/score", sleepy_batch(40, 0.5), "runtime.worker") if work == "sandbox" else (
-        "/analyze", {"codes": [_nested_max(8, i) for i in range(4)]}, "rewardkit.analyzers.worker")
+        "/analyze", {"codes": [busy_for_mypy(i) for i in range(4)]}, "rewardkit.analyzers.worker")
     try:
         with ThreadPoolExecutor(1) as pool:
             busy = pool.submit(_answer_or_error, stopping, path, body)
