@@ -134,8 +134,12 @@ class Engine:
     # -- building views ---------------------------------------------------------------
     def views(self, completions: list[Any], columns: dict[str, list[Any]],
               needs: set[str]) -> list[View]:
-        """One view per completion, with the runs, baselines and reports ``needs`` asks for."""
-        views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs)
+        """One view per completion, with the runs, baselines and reports ``needs`` asks for.
+
+        A ``tests`` value shared by several rows (a GRPO group's) is read into a suite once.
+        """
+        suites: dict[int, TestSuite] = {}  # by the id of a tests value, alive in ``columns``
+        views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs, suites)
                  for i, completion in enumerate(completions)]
         if "run" in needs:
             runnable = [v for v in views if v.code is not None and v.suite is not None]
@@ -148,14 +152,15 @@ class Engine:
             self._analyse(views)
         return views
 
-    def _view(self, completion: Any, columns: dict[str, Any], needs: set[str]) -> View:
+    def _view(self, completion: Any, columns: dict[str, Any], needs: set[str],
+              suites: dict[int, TestSuite]) -> View:
         language = str(columns.get("language") or "python")
         text = completion_text(completion)
         view = View(completion, columns, text, language)
         if text.value is not None:
             view.code = extract_code(text.value, language)
         if needs & {"run", "baseline"}:
-            view.suite = _suite(columns)
+            view.suite = _suite(columns, suites)
         return view
 
     def _run(self, jobs: list[tuple[str, TestSuite, str]]) -> dict[tuple[str, str, str], ExecutionResult]:
@@ -206,11 +211,14 @@ class Engine:
                 view.report = reports[view.code]
 
 
-def _suite(columns: dict[str, Any]) -> TestSuite:
-    if "tests" not in columns or columns["tests"] is None:
+def _suite(columns: dict[str, Any], suites: dict[int, TestSuite]) -> TestSuite:
+    tests = columns.get("tests")
+    if tests is None:
         raise ConfigError("this reward runs code: the dataset needs a 'tests' column "
                           "(a test-suite dict or its JSON string, see rewardkit.sandbox.TestSuite)")
-    return TestSuite.from_dict(columns["tests"])
+    if id(tests) not in suites:
+        suites[id(tests)] = TestSuite.from_dict(tests)
+    return suites[id(tests)]
 
 
 def _key(code: str, suite: TestSuite, language: str) -> tuple[str, str, str]:
