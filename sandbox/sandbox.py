@@ -62,12 +62,7 @@ class WorkerPool:
         with self._slots:
             if self._closed:
                 raise RuntimeError("the sandbox is closed")
-            try:
-                worker = self._idle.get_nowait()
-            except queue.Empty:
-                worker = self._factory()
-                with self._lock:
-                    self._all.add(worker)
+            worker = self._idle_alive() or self._new()
             healthy = False
             try:
                 yield worker
@@ -77,6 +72,24 @@ class WorkerPool:
                     self._idle.put(worker)
                 else:
                     worker.close()
+
+    def _idle_alive(self) -> WorkerProcess | None:
+        """An idle worker that is still alive; those that died while idle (killed, out of
+        memory) are closed on the way, so a job never starts on one."""
+        while True:
+            try:
+                worker = self._idle.get_nowait()
+            except queue.Empty:
+                return None
+            if worker.alive:
+                return worker
+            worker.close()
+
+    def _new(self) -> WorkerProcess:
+        worker = self._factory()
+        with self._lock:
+            self._all.add(worker)
+        return worker
 
     def close(self) -> None:
         """Close the idle workers and kill those in the middle of a job (which then ends as a
@@ -124,8 +137,9 @@ class PoolExecutor:
     With ``referees`` (a factory of local workers), a suite's own code runs
     on a referee worker leased with the job's worker (:mod:`.referee`), never
     in this process.  A worker fault gives ``sandbox_error`` and the worker is
-    replaced; a job whose worker failed before the job began (a worker that
-    died while idle, or could not start) is tried once more on a fresh one.
+    replaced; a worker found dead while idle is replaced before a job is given
+    to it, and a job whose worker failed before the job began (it could not
+    start, or died in the moment between) is tried once more on a fresh one.
     """
 
     def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool,

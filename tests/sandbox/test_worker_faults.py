@@ -125,6 +125,22 @@ def test_a_killed_worker_gives_sandbox_error_and_the_next_job_runs(mode: str) ->
         assert sb.run(ADD_CODE, ADD).passed  # on a fresh worker
 
 
+def test_workers_that_died_while_idle_are_replaced_before_a_job_is_given_to_them() -> None:
+    """Every warm worker killed between jobs (the OOM killer, a stray kill): the next jobs run on
+    new workers and pass, instead of being tried on one dead worker after another and ending
+    ``sandbox_error`` (a sample a trainer then leaves out)."""
+    with Sandbox(workers=2) as sb:
+        assert all(r.passed for r in sb.run_many([(ADD_CODE, ADD)] * 4))
+        warm = [p for p in psutil.Process().children(recursive=True)
+                if "runtime.worker" in " ".join(p.cmdline())]
+        assert len(warm) == 2, warm
+        for worker in warm:
+            worker.send_signal(signal.SIGKILL)
+        psutil.wait_procs(warm, timeout=10)
+        results = [sb.run(ADD_CODE, ADD) for _ in range(2)]  # one at a time: each sees both dead ones
+        assert [r.status for r in results] == [Status.PASSED] * 2, [r.feedback for r in results]
+
+
 def test_a_stopped_worker_gives_sandbox_error_within_the_reply_timeout(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(judge, "GRACE_S", 2.0)
