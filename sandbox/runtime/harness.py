@@ -31,6 +31,8 @@ from . import protocol
 
 MODULE_NAME = "solution"
 MAX_NODES = 1_000_000
+RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+EDGE_FRAMES = 10  # a longer traceback keeps this many frames at each end (a RecursionError's 1000)
 
 # LeetCode's Python environment makes these names available without imports;
 # Mercury and Venus solutions rely on that.
@@ -183,8 +185,8 @@ def run_program(path: str) -> None:
         exec(compile(source, path, "exec"), module.__dict__)  # nosec B102 - runs the solution, sandboxed
     except SystemExit as exc:
         status = _exit_code(exc)
-    except BaseException:
-        traceback.print_exc()
+    except BaseException as exc:
+        sys.stderr.write(solution_traceback(exc, path))
         status = 1
     _flush()
     os._exit(status)
@@ -208,7 +210,7 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
         _flush()
         os._exit(_exit_code(exc) or 1)
     except BaseException as exc:
-        _reply(rpc_out, {"ok": False, "error": _describe(exc), "traceback": _tail()})
+        _reply(rpc_out, {"ok": False, "error": _describe(exc), "traceback": _tail(exc, path)})
         _flush()
         os._exit(1)
     names = sorted(k for k, v in namespace.items()
@@ -219,7 +221,7 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
             request = protocol.read_frame(requests)
         except protocol.ProtocolError:
             break
-        _reply(rpc_out, _answer(namespace, request))
+        _reply(rpc_out, _answer(namespace, request, path))
     _flush()
     os._exit(0)
 
@@ -234,12 +236,64 @@ def _describe(exc: BaseException) -> str:
     return text if len(text) < 2000 else text[:2000] + "..."
 
 
-def _tail(limit: int = 4000) -> str:
-    text = traceback.format_exc()
-    return text[-limit:]
+def _tail(exc: BaseException, path: str, limit: int = 4000) -> str:
+    return solution_traceback(exc, path)[-limit:]
 
 
-def _answer(namespace: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+def solution_traceback(exc: BaseException, path: str) -> str:
+    """The traceback a model is shown: the solution's own frames and the exception line.
+
+    The frames of this harness (and of the boot code that started it) come
+    before the solution's first frame and are dropped, as are any of the
+    runtime's own frames further down (a ``TreeNode`` it built, say); what the
+    solution called (the standard library, a package) stays.  The solution's
+    file is named by its base name, not the sandbox's work dir.  A traceback
+    longer than ``2 * EDGE_FRAMES`` frames (a ``RecursionError``) keeps both
+    ends and says how many frames it left out.  Chained exceptions are
+    shown as Python shows them.
+    """
+    return "".join(_exception_lines(exc, path, set()))
+
+
+def _exception_lines(exc: BaseException, path: str, seen: set[int]) -> list[str]:
+    seen.add(id(exc))
+    lines: list[str] = []
+    if exc.__cause__ is not None and id(exc.__cause__) not in seen:
+        lines += _exception_lines(exc.__cause__, path, seen)
+        lines.append("\nThe above exception was the direct cause of the following exception:\n\n")
+    elif (exc.__context__ is not None and not exc.__suppress_context__
+          and id(exc.__context__) not in seen):
+        lines += _exception_lines(exc.__context__, path, seen)
+        lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+    frames = _solution_frames(traceback.extract_tb(exc.__traceback__), path)
+    if frames:
+        lines.append("Traceback (most recent call last):\n")
+        if len(frames) > 2 * EDGE_FRAMES:
+            left_out = len(frames) - 2 * EDGE_FRAMES
+            lines += traceback.StackSummary.from_list(frames[:EDGE_FRAMES]).format()
+            lines.append(f"  ... {left_out} more frames ...\n")
+            frames = frames[-EDGE_FRAMES:]
+        lines += traceback.StackSummary.from_list(frames).format()
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        exc.filename = os.path.basename(path)  # a SyntaxError names its file in its own lines
+    lines += traceback.format_exception_only(type(exc), exc)
+    return lines
+
+
+def _solution_frames(frames: traceback.StackSummary, path: str) -> list[traceback.FrameSummary]:
+    """The frames from the solution's first one on, but the runtime's, the solution's file renamed."""
+    first = next((index for index, frame in enumerate(frames) if frame.filename == path), len(frames))
+    kept = []
+    for frame in frames[first:]:
+        if os.path.dirname(os.path.abspath(frame.filename)) == RUNTIME_DIR:
+            continue
+        if frame.filename == path:  # its source line is already read (extract_tb looks lines up)
+            frame.filename = os.path.basename(path)
+        kept.append(frame)
+    return kept
+
+
+def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str) -> dict[str, Any]:
     try:
         target = _resolve(namespace, str(request["name"]))
         args = protocol.decode_value(request.get("args", []))
@@ -253,12 +307,10 @@ def _answer(namespace: dict[str, Any], request: dict[str, Any]) -> dict[str, Any
         return {"ok": False, "error": f"SystemExit({exc.code!r}) raised by the solution"}
     except protocol.NotPlainData as exc:
         return {"ok": False, "error": f"the solution returned something that is not plain data: {exc}"}
-    except RecursionError as exc:
-        return {"ok": False, "error": _describe(exc), "traceback": _tail()}
     except MemoryError:
         return {"ok": False, "error": "MemoryError", "memory": True}
     except BaseException as exc:
-        return {"ok": False, "error": _describe(exc), "traceback": _tail()}
+        return {"ok": False, "error": _describe(exc), "traceback": _tail(exc, path)}
 
 
 def _resolve(namespace: dict[str, Any], name: str) -> Any:

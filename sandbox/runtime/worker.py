@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -515,8 +516,10 @@ def _check_syntax(path: str) -> None:
         source = handle.read()
     try:
         compile(source, path, "exec")
-    except (SyntaxError, ValueError) as exc:
-        os.write(2, f"{type(exc).__name__}: {exc}\n".encode())
+    except (SyntaxError, ValueError) as exc:  # a SyntaxError shows its line and where in it
+        if isinstance(exc, SyntaxError):
+            exc.filename = os.path.basename(path)
+        os.write(2, "".join(traceback.format_exception_only(type(exc), exc)).encode())
         os._exit(1)
     os._exit(0)
 
