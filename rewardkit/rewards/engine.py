@@ -18,12 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
+from ..sandbox.runtime.languages import resolve_language
+from ..sandbox.suite_formats import suite_language
 from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")
 METRIC_OF = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
-# The dataset columns that the engine and the components read.
-COLUMNS = ("tests", "language", "baseline_code", "baseline_metrics", "reference_metrics")
+# The dataset columns that the engine and the components read.  ``verification_info``
+# (open-r1's column: language and test cases) stands in for ``tests`` where a row has none.
+COLUMNS = ("tests", "verification_info", "language", "baseline_code", "baseline_metrics",
+           "reference_metrics")
+SUITE_COLUMNS = ("tests", "verification_info")  # the columns a row's suite is read from, in that order
 # rewardkit.analyzers keeps process-wide caches and warm tools that are not
 # thread-safe: engines used from several threads (a server, TRL's async path) take turns.
 ANALYSIS_LOCK = threading.Lock()
@@ -154,13 +159,13 @@ class Engine:
 
     def _view(self, completion: Any, columns: dict[str, Any], needs: set[str],
               suites: dict[int, TestSuite]) -> View:
-        language = str(columns.get("language") or "python")
+        suite = _suite(columns, suites) if needs & {"run", "baseline"} else None
+        language = str(columns.get("language") or _declared_language(columns, suites, suite)
+                       or "python")
         text = completion_text(completion)
-        view = View(completion, columns, text, language)
+        view = View(completion, columns, text, language, suite=suite)
         if text.value is not None:
             view.code = extract_code(text.value, language)
-        if needs & {"run", "baseline"}:
-            view.suite = _suite(columns, suites)
         return view
 
     def _run(self, jobs: list[tuple[str, TestSuite, str]]) -> dict[tuple[str, str, str], ExecutionResult]:
@@ -173,6 +178,9 @@ class Engine:
             found = {key: self._runs[key] for key in wanted if key in self._runs}
             for key in found:
                 self._runs.move_to_end(key)
+        for key in wanted:
+            if key not in found and (refused := _refused(*wanted[key])) is not None:
+                found[key] = refused
         todo = [key for key in wanted if key not in found]
         if todo:
             results = self.sandbox.run_many([wanted[key] for key in todo])
@@ -211,14 +219,49 @@ class Engine:
                 view.report = reports[view.code]
 
 
+def _tests(columns: dict[str, Any]) -> Any:
+    """The row's tests: its ``tests``, else open-r1's ``verification_info``, else None."""
+    return next((columns[name] for name in SUITE_COLUMNS if columns.get(name) is not None), None)
+
+
 def _suite(columns: dict[str, Any], suites: dict[int, TestSuite]) -> TestSuite:
-    tests = columns.get("tests")
+    tests = _tests(columns)
     if tests is None:
-        raise ConfigError("this reward runs code: the dataset needs a 'tests' column "
-                          "(a test-suite dict or its JSON string, see rewardkit.sandbox.TestSuite)")
+        raise ConfigError("this reward runs code: the dataset needs a 'tests' column (a test-suite "
+                          "dict or its JSON string, see rewardkit.sandbox.TestSuite; verl's "
+                          "{inputs, outputs, fn_name} ground truth is read too) or open-r1's "
+                          "'verification_info'")
     if id(tests) not in suites:
         suites[id(tests)] = TestSuite.from_dict(tests)
     return suites[id(tests)]
+
+
+def _declared_language(columns: dict[str, Any], suites: dict[int, TestSuite],
+                       suite: TestSuite | None) -> str | None:
+    """The language a ``verification_info`` (as tests or its own column) declares, if any.
+
+    A reward that runs nothing reads the tests only for this, so bad tests give None here.
+    """
+    if suite is None:
+        if _tests(columns) is None:
+            return None
+        try:
+            suite = _suite(columns, suites)
+        except (ValueError, TypeError):
+            return None
+    return suite_language(suite.extra)
+
+
+def _refused(code: str, suite: TestSuite, language: str) -> ExecutionResult | None:
+    """A compile error naming the language, for a job the sandbox cannot run (never a crash)."""
+    try:
+        name = resolve_language(language).name
+    except ValueError as exc:
+        return ExecutionResult(Status.COMPILE_ERROR, tests_total=len(suite), feedback=f"{exc}.")
+    if suite.mode != "stdio" and name != "python":
+        return ExecutionResult(Status.COMPILE_ERROR, tests_total=len(suite),
+                               feedback=f"{suite.mode} mode runs Python only; {language} needs stdio tests.")
+    return None
 
 
 def _key(code: str, suite: TestSuite, language: str) -> tuple[str, str, str]:

@@ -81,7 +81,7 @@ def test_bench_cli_writes_the_report(solutions: Path, tmp_path: Path,
     assert {"report.md", "metrics.png", "distribution_time_s.png"} <= {p.name for p in out.iterdir()}
     assert "![metrics.png](metrics.png)" in (out / "report.md").read_text()
     assert main(["bench", "--solutions", str(solutions), "--out", str(out), "--samples", "1",
-                 "--repeats", "1"]) == 0
+                 "--repeats", "1", "--force"]) == 0  # the report is there: replaced only when asked
     assert json.loads((out / "report.json").read_text())["counts"]["samples"] == 2
 
 

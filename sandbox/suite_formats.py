@@ -1,0 +1,184 @@
+"""Test data in the shapes other projects use, read into :class:`~.suite.TestSuite` form.
+
+:meth:`TestSuite.from_dict <.suite.TestSuite.from_dict>` hands a dict with
+neither ``mode`` nor ``cases`` to :func:`native_suite`, so every place that
+reads a tests value (the reward engine, ``rewardkit score``, the service)
+accepts these shapes as they are:
+
+* **verl / APPS / TACO ground truth**, ``{"inputs": [...], "outputs": [...]}``
+  and, for call-based problems, ``"fn_name"`` (verl
+  ``verl/utils/reward_score/prime_code/testing_util.py`` ``run_test`` and
+  ``sandbox_fusion/utils.py`` ``check_correctness``; the APPS dataset's
+  ``input_output``).  Without ``fn_name`` it is a ``stdio`` suite: an input or
+  output given as a list of lines is joined with newlines, as ``run_test``
+  does.  With it, a ``call`` suite whose entry point is ``fn_name``: an input
+  given as a string holds one JSON value per line, the arguments (verl's
+  ``[json.loads(line) for line in inputs.split("\\n")]``); an input given as a
+  list is the argument list (APPS's raw data); an output given as a string
+  is JSON-decoded (kept as the string when it is not JSON, where verl's
+  ``json.loads`` would fail the case), and a one-element list is unwrapped.
+* **open-r1 ``verification_info``**, ``{"language": ..., "test_cases":
+  [{"input", "output", "type"}]}`` (open-r1 ``src/open_r1/rewards.py``
+  ``code_reward``; the schema of its README, from PrimeIntellect's
+  SYNTHETIC-1): a ``stdio`` suite; ``language`` travels in the suite's
+  ``extra`` (:func:`suite_language`) for the engine and the scorer to use when
+  no ``language`` column is given.  Only ``type`` ``"stdin_stdout"`` (or none)
+  is accepted: open-r1 runs every case as a program on stdin.
+
+Where the judging differs from theirs:
+
+* verl stdio (``run_test``): compares line by line after stripping each line,
+  ignores blank lines, and accepts outputs whose lines are all numbers equal
+  within ``numpy.allclose`` (rtol 1e-5, atol 1e-8).  The converted suite
+  carries :data:`VERL_EVALUATOR`, which does the same; verl's last fallback
+  (token sets) never takes effect in its code, so it is not reproduced.
+  verl's Sandbox Fusion path is stricter (equal after removing trailing
+  newlines); we follow the default path (``prime_code``).
+* verl call-based: verl accepts ``output == expected`` *or* ``output ==
+  expected[0]``; a call case has one expected value, so a one-element list is
+  unwrapped (a function whose true answer is a one-element list, given
+  unwrapped, is read wrongly), as :mod:`rewardkit.benchmarks.loaders.apps`
+  does.  verl also calls ``Solution().<fn_name>`` when the code defines a
+  ``Solution`` class; here the entry point is the function ``fn_name``.
+  verl turns dict keys back into ints ("JSON forces string keys"); we do not.
+  Floats compare within 1e-6 here (:func:`~.judge.values_equal`), exactly in verl.
+* open-r1: strips the whole output, then compares the lines that ``zip``
+  pairs (a missing last line passes) after stripping each; a non-zero exit
+  fails.  Here outputs compare modulo trailing whitespace on each line and at
+  the end (:func:`~.judge.normalize_output`): leading spaces and missing
+  lines count.
+* Sandbox Fusion's ``assert_case`` (asserts appended to the program) is not read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .suite import SuiteError
+
+OPEN_R1_TYPES = ("stdin_stdout",)
+
+# verl prime_code's stdio leniency (see the module docstring), as a suite evaluator.
+VERL_EVALUATOR = '''def _lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _close(want, got):
+    try:
+        a, b = float(got), float(want)
+    except ValueError:
+        return False
+    return abs(a - b) <= 1e-8 + 1e-5 * abs(b)
+
+
+def evaluate(expected, actual):
+    """verl prime_code: stripped non-blank lines equal, or all lines numbers within allclose."""
+    want, got = _lines(expected), _lines(actual)
+    if want == got:
+        return True
+    if len(want) != len(got) or all(w.isdigit() and g.isdigit() for w, g in zip(want, got)):
+        return False
+    return all(_close(w, g) for w, g in zip(want, got))
+'''
+
+
+def is_foreign(data: dict[str, Any]) -> bool:
+    """Whether ``data`` is in a shape :func:`native_suite` reads (not rewardkit's own)."""
+    return "mode" not in data and "cases" not in data and ("test_cases" in data or "inputs" in data
+                                                          or "outputs" in data)
+
+
+def native_suite(data: dict[str, Any]) -> dict[str, Any]:
+    """The rewardkit suite dict for verl/APPS ground truth or open-r1 ``verification_info``."""
+    if "test_cases" in data:
+        return _open_r1(data)
+    return _verl(data)
+
+
+def case_count(data: Any) -> int | None:
+    """How many cases a suite (native or foreign; dict or JSON text) holds, without building it."""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return None
+    if not isinstance(data, dict):
+        return None
+    for key in ("cases", "test_cases", "inputs"):
+        if isinstance(data.get(key), list):
+            return len(data[key])
+    return None
+
+
+def suite_language(extra: dict[str, Any]) -> str | None:
+    """The language a converted ``verification_info`` declared (from the suite's ``extra``)."""
+    language = extra.get("language")
+    return str(language) if language else None
+
+
+# -- verl / APPS ---------------------------------------------------------------------------
+def _verl(data: dict[str, Any]) -> dict[str, Any]:
+    if "assert_case" in data:
+        raise SuiteError("Sandbox Fusion 'assert_case' tests are not supported; give 'inputs' and "
+                         "'outputs' (or a rewardkit suite)")
+    inputs, outputs = data.get("inputs"), data.get("outputs")
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise SuiteError("verl-style tests need 'inputs' and 'outputs', both lists")
+    if len(inputs) != len(outputs):
+        raise SuiteError(f"verl-style tests have {len(inputs)} inputs but {len(outputs)} outputs")
+    if not inputs:
+        raise SuiteError("verl-style tests need at least one input/output pair")
+    fn_name = data.get("fn_name")
+    if fn_name is None:
+        cases = [{"input": _joined(i), "output": _joined(o)} for i, o in zip(inputs, outputs, strict=True)]
+        return {"mode": "stdio", "cases": cases, "evaluator": VERL_EVALUATOR}
+    if not isinstance(fn_name, str) or not fn_name.isidentifier():
+        raise SuiteError(f"verl-style 'fn_name' must name a function, got {fn_name!r}")
+    calls = [{"args": _arguments(index, i), "expected": _expected(o)}
+             for index, (i, o) in enumerate(zip(inputs, outputs, strict=True))]
+    return {"mode": "call", "entry_point": fn_name, "cases": calls}
+
+
+def _joined(value: Any) -> str:
+    return "\n".join(str(line) for line in value) if isinstance(value, list) else str(value)
+
+
+def _arguments(index: int, value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if not isinstance(value, str):
+        return [value]
+    try:
+        return [json.loads(line) for line in value.split("\n")]
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"verl-style input {index} is not one JSON value per line: {exc}") from exc
+
+
+def _expected(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+# -- open-r1 -------------------------------------------------------------------------------
+def _open_r1(data: dict[str, Any]) -> dict[str, Any]:
+    raw = data["test_cases"]
+    if not isinstance(raw, list) or not raw:
+        raise SuiteError("verification_info needs 'test_cases', a non-empty list")
+    cases = []
+    for index, case in enumerate(raw):
+        if not isinstance(case, dict) or "input" not in case or "output" not in case:
+            raise SuiteError(f"verification_info test case {index} needs 'input' and 'output'")
+        kind = case.get("type", "stdin_stdout")
+        if kind not in OPEN_R1_TYPES:
+            raise SuiteError(f"verification_info test case {index} has type {kind!r}; only "
+                             f"{', '.join(OPEN_R1_TYPES)} is supported")
+        cases.append({"input": str(case["input"]), "output": str(case["output"])})
+    suite: dict[str, Any] = {"mode": "stdio", "cases": cases}
+    if data.get("language"):
+        suite["language"] = str(data["language"])
+    return suite
