@@ -7,16 +7,27 @@
 
 Single components are rewards too: ``rewards.pass_rate()``,
 ``rewards.efficiency("memory")``, ``rewards.quality("security")`` ...
+
+Length and repetition shaping (:mod:`.shaping`) joins a preset with its weight:
+``rewards.cisq_grpo(shaping={"soft_overlong_punishment": {"max_completion_len": 512,
+"soft_punish_cache": 128}})``, or ``reward.with_components((component, weight))``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import components, formulas
+from . import components, formulas, shaping
 from .composite import Reward, RewardResult
 from .engine import ConfigError, Engine, Metrics
-from .presets import PRESETS, WEIGHTS, afterburner, cisq_grpo, quality_efficiency
+from .presets import (
+    PRESETS,
+    SHAPING_WEIGHTS,
+    WEIGHTS,
+    afterburner,
+    cisq_grpo,
+    quality_efficiency,
+)
 
 
 def _single(factory: Any, name: str) -> Any:
@@ -25,7 +36,7 @@ def _single(factory: Any, name: str) -> Any:
         return Reward([(component, 1.0)], engine, strict, component.name)
 
     make.__name__ = name
-    make.__doc__ = f"A reward of the single component {name!r} (see rewards.components)."
+    make.__doc__ = f"A reward of the single component {name!r} (see {factory.__module__})."
     return make
 
 
@@ -38,9 +49,13 @@ rlef = _single(components.rlef, "rlef")
 efficiency = _single(components.efficiency, "efficiency")
 percentile = _single(components.percentile, "percentile")
 quality = _single(components.quality, "quality")
+soft_overlong_punishment = _single(shaping.soft_overlong_punishment, "soft_overlong_punishment")
+repetition_penalty = _single(shaping.repetition_penalty, "repetition_penalty")
+cosine_scaled = _single(shaping.cosine_scaled, "cosine_scaled")
 
 __all__ = [
     "PRESETS",
+    "SHAPING_WEIGHTS",
     "WEIGHTS",
     "ConfigError",
     "Engine",
@@ -53,12 +68,16 @@ __all__ = [
     "cisq_grpo",
     "code_block_format",
     "components",
+    "cosine_scaled",
     "efficiency",
     "formulas",
     "pass_rate",
     "percentile",
     "quality",
     "quality_efficiency",
+    "repetition_penalty",
     "rlef",
+    "shaping",
+    "soft_overlong_punishment",
     "transition",
 ]

@@ -23,6 +23,8 @@ Scored = tuple[float | None, dict[str, Any]]
 # Measured timing noise between processes on these machines is 2-4% (SPEC §4.6);
 # memory figures repeat far better. Used when no spread was measured (repeats=1).
 DEFAULT_NOISE_FLOOR = {"time": 0.05, "memory": 0.01, "integral": 0.05, "instructions": 0.0}
+# every objective an efficiency reward takes: the sandbox's three meters and the instruction count
+OBJECTIVE_CHOICES = (*OBJECTIVES, "instructions")
 
 
 @dataclass(frozen=True)
@@ -115,9 +117,9 @@ def transition() -> Component:
 # -- efficiency ------------------------------------------------------------------------------
 def check_objective(objective: str) -> str:
     """``objective`` itself, or a ConfigError naming the ones there are."""
-    if objective not in (*OBJECTIVES, "instructions"):
+    if objective not in OBJECTIVE_CHOICES:
         raise ConfigError(f"unknown objective {objective!r}; use one of "
-                          f"{', '.join((*OBJECTIVES, 'instructions'))}")
+                          f"{', '.join(OBJECTIVE_CHOICES)}")
     return objective
 
 

@@ -32,6 +32,9 @@ log = logging.getLogger("rewardkit.rewards")
 # Keyword arguments TRL passes that are not dataset columns.
 TRAINER_KEYS = {"prompts", "completion_ids", "trainer_state", "log_extra", "log_metric",
                 "environments"}
+# Of those, the ones with one entry per completion that components read like a column
+# (``completion_ids``: the token ids that length shaping counts, :mod:`.shaping`).
+PER_COMPLETION_KEYS = {"completion_ids"}
 
 RewardFunction = Callable[..., list[float | None]]
 
@@ -63,6 +66,16 @@ class Reward:
         self.engine = engine or Engine()
         self.strict = strict
         self.__name__ = name
+
+    def with_components(self, *components: tuple[Component, float]) -> Reward:
+        """A new reward: these ``(component, weight)`` pairs after this one's, on the same engine.
+
+        >>> from rewardkit.rewards import cisq_grpo, shaping
+        >>> reward = cisq_grpo().with_components((shaping.soft_overlong_punishment(512, 128), 1.0))
+        >>> [c.name for c, _ in reward.components], reward.weights
+        (['code_block_format', 'pass_rate', 'quality', 'soft_overlong_punishment'], [0.2, 0.3, 0.5, 1.0])
+        """
+        return Reward([*self.components, *components], self.engine, self.strict, self.__name__)
 
     @property
     def weights(self) -> list[float]:
@@ -164,7 +177,7 @@ def split_samples(samples: Sequence[dict[str, Any]]) -> tuple[list[Any], dict[st
 def _columns(completions: list[Any], kwargs: dict[str, Any]) -> dict[str, list[Any]]:
     columns = {}
     for key, value in kwargs.items():
-        if key in TRAINER_KEYS:
+        if key in TRAINER_KEYS and (key not in PER_COMPLETION_KEYS or value is None):
             continue
         if not isinstance(value, (list, tuple)) or len(value) != len(completions):
             raise ConfigError(f"column {key!r} must be a list with one entry per completion "

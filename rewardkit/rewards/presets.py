@@ -15,16 +15,27 @@ with unreadable or unsafe code lose here); format is small because a model
 learns it within a few steps and it then no longer separates completions.
 Efficiency rewards measure with ``repeats=3`` so each comparison has a
 measured spread behind its noise floor.
+
+Every preset takes ``shaping={name: {parameters}}`` to add :mod:`.shaping`
+components, each with the weight in :data:`SHAPING_WEIGHTS` unless its
+parameters give a ``"weight"``::
+
+    cisq_grpo(shaping={"soft_overlong_punishment": {"max_completion_len": 512,
+                                                    "soft_punish_cache": 128},
+                       "repetition_penalty": {"weight": 0.5}})
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..sandbox import Limits, Sandbox
 from . import components as c
+from .components import Component
 from .composite import Reward
-from .engine import Engine
+from .engine import ConfigError, Engine
+from .shaping import FACTORIES
 
 WEIGHTS = {
     "afterburner": {"afterburner_format": 0.2, "transition": 0.5, "efficiency": 0.3},
@@ -32,9 +43,28 @@ WEIGHTS = {
     "quality_efficiency": {"afterburner_format": 0.1, "transition": 0.35, "efficiency": 0.3,
                            "quality": 0.25},
 }
+# A shaping component's weight when its parameters give none: 1, as TRL weighs a reward
+# function given no weight and as DAPO adds its length penalty to the rule-based reward.
+SHAPING_WEIGHTS = dict.fromkeys(FACTORIES, 1.0)
+Shaping = Mapping[str, Mapping[str, Any]]
 EFFICIENCY_REPEATS = 3
 # sandbox runs per measurement of each preset (an engine passed in brings its own)
 REPEATS = {"afterburner": EFFICIENCY_REPEATS, "cisq_grpo": 1, "quality_efficiency": EFFICIENCY_REPEATS}
+
+
+def shaping_components(shaping: Shaping | None) -> list[tuple[Component, float]]:
+    """``(component, weight)`` pairs for ``{name: {parameters, optional "weight"}}``."""
+    pairs = []
+    for name, given in (shaping or {}).items():
+        if name not in FACTORIES:
+            raise ConfigError(f"unknown shaping component {name!r}; use one of {', '.join(FACTORIES)}")
+        parameters = dict(given)
+        try:
+            weight = float(parameters.pop("weight", SHAPING_WEIGHTS[name]))
+            pairs.append((FACTORIES[name](**parameters), weight))
+        except (TypeError, ValueError) as exc:  # a missing, unknown or ill-typed parameter
+            raise ConfigError(f"shaping {name!r}: {exc}") from None
+    return pairs
 
 
 def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | None,
@@ -44,29 +74,31 @@ def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | Non
 
 def afterburner(objective: str = "time", *, engine: Engine | None = None,
                 sandbox: Sandbox | None = None, limits: Limits | None = None,
-                strict: bool = False) -> Reward:
+                strict: bool = False, shaping: Shaping | None = None) -> Reward:
     """Afterburner GRPO reward: format, fail/pass transition against the baseline, efficiency gain."""
     w = WEIGHTS["afterburner"]
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"])],
-                  _engine(engine, sandbox, limits, REPEATS["afterburner"]), strict, "afterburner")
+                  _engine(engine, sandbox, limits, REPEATS["afterburner"]), strict,
+                  "afterburner").with_components(*shaping_components(shaping))
 
 
 def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
               limits: Limits | None = None, strict: bool = False,
-              format_penalty: float = 0.0) -> Reward:
+              format_penalty: float = 0.0, shaping: Shaping | None = None) -> Reward:
     """CISQ code-quality GRPO reward: one code block, test pass rate, static quality."""
     w = WEIGHTS["cisq_grpo"]
     return Reward([(c.code_block_format(format_penalty), w["code_block_format"]),
                    (c.pass_rate(), w["pass_rate"]),
                    (c.quality(), w["quality"])],
-                  _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict, "cisq_grpo")
+                  _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict,
+                  "cisq_grpo").with_components(*shaping_components(shaping))
 
 
 def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                        sandbox: Sandbox | None = None, limits: Limits | None = None,
-                       strict: bool = False) -> Reward:
+                       strict: bool = False, shaping: Shaping | None = None) -> Reward:
     """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above)."""
     w = WEIGHTS["quality_efficiency"]
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
@@ -74,7 +106,7 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                    (c.efficiency(objective), w["efficiency"]),
                    (c.quality(), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["quality_efficiency"]), strict,
-                  "quality_efficiency")
+                  "quality_efficiency").with_components(*shaping_components(shaping))
 
 
 PRESETS: dict[str, Callable[..., Reward]] = {
