@@ -17,11 +17,14 @@ never scored by some components and left out by others.  A request the
 service rejects (unknown preset, malformed tests, missing column, wrong
 token, batch too large) raises ``ValueError`` with the service's message, at once.
 
-For verl, :func:`compute_score` / :func:`compute_score_batch` call the
-service named by ``url=`` or ``REWARDKIT_URL``; point verl's
-``custom_reward_function.path`` at this file.  verl needs a number for every
-sample, so when the service stays unreachable through the retries they raise
-:class:`ServiceUnavailable` rather than return a batch of made-up scores.
+For verl, :func:`compute_score` (threads), :func:`compute_score_async` (verl's
+reward loop), :func:`compute_score_float` (``prime``) and :func:`compute_score_batch`
+(``batch``) call the service named by ``url=`` or ``REWARDKIT_URL``, with the
+conventions of :mod:`rewardkit.rewards.verl` (verl's dict form, ``reward_kwargs``,
+concurrent per-sample calls sent as one request); point verl's
+``custom_reward_function.path`` at ``pkg://rewardkit.client``.  verl needs a number
+for every sample, so when the service stays unreachable through the retries they
+raise :class:`ServiceUnavailable` rather than return made-up scores.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import httpx
 
 # absolute imports: verl loads this file by its path, outside the package
+from rewardkit.rewards.coalesce import Coalescer
 from rewardkit.rewards.composite import (
     TRAINER_KEYS,
     RewardFunction,
@@ -44,10 +48,10 @@ from rewardkit.rewards.composite import (
     log_to_trainer,
     split_samples,
 )
-from rewardkit.rewards.engine import COLUMNS
+from rewardkit.rewards.engine import COLUMNS, ConfigError
 from rewardkit.rewards.extract import completion_text
 from rewardkit.rewards.shared_batch import SharedBatch, batch_key
-from rewardkit.rewards.verl import verl_samples
+from rewardkit.rewards.verl import VERL_KEYWORDS, verl_result, verl_samples
 
 log = logging.getLogger("rewardkit.client")
 
@@ -237,52 +241,100 @@ def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- verl ---------------------------------------------------------------------------------------------------
-_remotes: dict[tuple[Any, ...], RemoteReward] = {}
+MAX_BATCH = 256  # the service's default --max-batch
+REMOTE_OPTIONS = ("url", "preset", "objective", "token", "retries", "backoff", "timeout", "max_batch")
+
+
+class _RemoteScorer:
+    """A client of the service and the coalescer that sends its per-sample calls as one request.
+    (No dataclass: verl may load this file as a module missing from ``sys.modules``.)"""
+
+    def __init__(self, remote: RemoteReward, max_batch: int) -> None:
+        self.remote = remote
+        self.coalescer: Coalescer[dict[str, Any], RewardResult] = Coalescer(
+            remote.score, max_batch=max_batch, name=f"rewardkit-verl-{remote.preset}")
+
+
+_remotes: dict[tuple[Any, ...], _RemoteScorer] = {}
 _remotes_lock = threading.Lock()
 
 
-def _remote(url: str | None, preset: str | None, objective: str | None, token: str | None,
-            retries: int, backoff: float, timeout: float) -> RemoteReward:
+def remote_scorer(url: str | None = None, preset: str | None = None, objective: str | None = None,
+                  token: str | None = None, retries: int = 3, backoff: float = 1.0, timeout: float = 300.0,
+                  max_batch: int = MAX_BATCH, **others: Any) -> _RemoteScorer:
+    """The client for verl's ``reward_kwargs``, one per distinct set (an option it does not know
+    raises :class:`ConfigError`; a preset, objective or token the service refuses raises
+    ``ValueError`` at the first call, with the service's message)."""
+    unknown = sorted(set(others) - VERL_KEYWORDS)
+    if unknown:
+        raise ConfigError(f"rewardkit.client's verl functions have no option "
+                          f"{', '.join(map(repr, unknown))} (verl: custom_reward_function.reward_kwargs); "
+                          f"they take {', '.join(REMOTE_OPTIONS)}")
     url = url or os.environ.get(URL_ENV)
     if not url:
-        raise ValueError(f"give the service's address: url=... (verl: custom_reward_function."
-                         f"reward_kwargs.url) or {URL_ENV}")
-    preset = preset or os.environ.get(PRESET_ENV, "cisq_grpo")
-    key = (url, preset, objective, token, retries, backoff, timeout)
+        raise ConfigError(f"give the service's address: url=... (verl: custom_reward_function."
+                          f"reward_kwargs.url) or {URL_ENV}")
+    preset = preset or os.environ.get(PRESET_ENV) or "cisq_grpo"
+    key = (url, preset, objective, token, retries, backoff, timeout, max_batch)
     with _remotes_lock:
         if key not in _remotes:
-            _remotes[key] = RemoteReward(url, preset, objective, token=token, retries=retries,
-                                         backoff=backoff, timeout=timeout)
+            remote = RemoteReward(url, preset, objective, token=token, retries=retries, backoff=backoff,
+                                  timeout=timeout)
+            _remotes[key] = _RemoteScorer(remote, max_batch)
         return _remotes[key]
+
+
+def _unavailable(count: int, exc: ServiceUnavailable) -> ServiceUnavailable:
+    return ServiceUnavailable(f"rewardkit could not score {count} sample{'s' * (count != 1)}, and verl needs "
+                              f"a number for every sample (made-up ones would be wrong rewards): {exc}")
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str],
                         ground_truths: Sequence[Any],
-                        extra_infos: Sequence[dict[str, Any] | None] | None = None, *,
-                        url: str | None = None, preset: str | None = None,
-                        objective: str | None = None, token: str | None = None, retries: int = 3,
-                        backoff: float = 1.0, timeout: float = 300.0, **_: Any) -> list[float]:
-    """verl's batch reward over HTTP: ``ground_truth`` is the test suite, ``extra_info`` may carry
-    the other columns.  The keywords (verl's ``reward_kwargs``) default to ``$REWARDKIT_URL``,
-    ``$REWARDKIT_PRESET`` (else cisq_grpo) and ``$REWARDKIT_TOKEN``; ``retries``, ``backoff`` and
-    ``timeout`` are :class:`RemoteReward`'s.  A sample left without a value (sandbox fault) scores
-    0.0, since verl needs a number; a service unreachable through the retries raises
-    :class:`ServiceUnavailable` rather than fake a batch."""
+                        extra_infos: Sequence[dict[str, Any] | None] | None = None,
+                        **reward_kwargs: Any) -> list[dict[str, float]]:
+    """verl's batch reward over HTTP, in verl's dict form (see :mod:`rewardkit.rewards.verl`), for
+    verl's ``batch`` manager.  ``ground_truth`` is the test suite, ``extra_info`` may carry the other
+    columns.  The keywords (verl's ``reward_kwargs``): ``url``, ``preset``, ``objective``, ``token``
+    (defaults ``$REWARDKIT_URL``, ``$REWARDKIT_PRESET`` else cisq_grpo, ``$REWARDKIT_TOKEN``),
+    ``retries``, ``backoff``, ``timeout`` (:class:`RemoteReward`'s), ``max_batch`` (samples per
+    request of gathered per-sample calls; the service's ``--max-batch``).  A sample left without a
+    value (sandbox fault) scores 0.0 with ``rewardkit_fault`` 1.0, since verl needs a number; a
+    service unreachable through the retries raises :class:`ServiceUnavailable` rather than fake a batch."""
     samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
     try:
-        results = _remote(url, preset, objective, token, retries, backoff, timeout).score(samples)
+        results = remote_scorer(**reward_kwargs).remote.score(samples)
     except ServiceUnavailable as exc:
-        raise ServiceUnavailable(f"rewardkit could not score this batch of {len(samples)}, and verl "
-                                 f"needs a number for every sample (made-up ones would be wrong "
-                                 f"rewards): {exc}") from exc
-    missing = sum(r.value is None for r in results)
-    if missing:
-        log.warning("%d of %d samples have no reward (sandbox fault); verl gets 0.0 for them",
-                    missing, len(results))
-    return [r.value if r.value is not None else 0.0 for r in results]
+        raise _unavailable(len(samples), exc) from exc
+    return [verl_result(r) for r in results]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
-                  extra_info: dict[str, Any] | None = None, **options: Any) -> float:
-    """verl's per-sample reward over HTTP (see :func:`compute_score_batch`)."""
-    return compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info], **options)[0]
+                  extra_info: dict[str, Any] | None = None, **reward_kwargs: Any) -> dict[str, float]:
+    """verl's per-sample reward over HTTP (see :func:`compute_score_batch`); concurrent calls
+    (verl's thread pool) go to the service as one request."""
+    [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
+    try:
+        result = remote_scorer(**reward_kwargs).coalescer(sample)
+    except ServiceUnavailable as exc:
+        raise _unavailable(1, exc) from exc
+    return verl_result(result)
+
+
+async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any,
+                              extra_info: dict[str, Any] | None = None,
+                              **reward_kwargs: Any) -> dict[str, float]:
+    """:func:`compute_score` for verl's reward loop, which awaits coroutine functions: the calls
+    awaited at once go to the service as one request."""
+    [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
+    try:
+        result = await remote_scorer(**reward_kwargs).coalescer.score_async(sample)
+    except ServiceUnavailable as exc:
+        raise _unavailable(1, exc) from exc
+    return verl_result(result)
+
+
+def compute_score_float(data_source: Any, solution_str: str, ground_truth: Any,
+                        extra_info: dict[str, Any] | None = None, **reward_kwargs: Any) -> float:
+    """The reward alone, for a manager that wants a number (verl's ``prime``)."""
+    return compute_score(data_source, solution_str, ground_truth, extra_info, **reward_kwargs)["score"]

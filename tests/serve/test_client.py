@@ -114,12 +114,12 @@ def test_verl_functions_over_http(service: Service, engine: Engine,
     monkeypatch.setenv(client.URL_ENV, service.url)
     monkeypatch.setenv(client.TOKEN_ENV, service.token)
     scores = compute_score_batch(["mini"] * len(completions), completions, columns["tests"], infos)
-    expected = [r.value for r in cisq_grpo(engine=engine).evaluate(completions, columns)]
-    assert scores == [0.0 if v is None else v for v in expected]
+    expected = [verl.verl_result(r) for r in cisq_grpo(engine=engine).evaluate(completions, columns)]
+    assert scores == expected
     assert compute_score("mini", completions[0], columns["tests"][0], infos[0]) == scores[0]
     one = compute_score("mini", completions[1], columns["tests"][1], url=service.url, preset="afterburner",
                         extra_info={"baseline_code": columns["baseline_code"][1]})
-    assert -1 <= one <= 1
+    assert -1 <= one["score"] <= 1 and "transition" in one
     with pytest.raises(ValueError, match=client.URL_ENV):
         monkeypatch.delenv(client.URL_ENV)
         compute_score("mini", "x", columns["tests"][0])
@@ -138,4 +138,4 @@ def test_verl_can_load_the_file_by_its_path(module: Any, service: Service) -> No
         _, columns = problem_batch()
         scores = loaded.compute_score_batch(["mini"], ["print(1)"], columns["tests"][:1], url=service.url,
                                             token=service.token)
-        assert len(scores) == 1 and 0 <= scores[0] <= 1
+        assert len(scores) == 1 and 0 <= scores[0]["score"] <= 1

@@ -40,6 +40,7 @@ from serve_helpers import TOKEN, Service, free_port, stop_process
 
 from rewardkit.client import RemoteReward, ServiceUnavailable, compute_score, compute_score_batch
 from rewardkit.rewards import RewardResult, afterburner
+from rewardkit.rewards.verl import verl_result
 from rewardkit.sandbox import Limits, Sandbox
 
 TIME_LIMIT_S = 1.0
@@ -414,13 +415,17 @@ def calls(remote: RemoteReward, url: str) -> dict[int, Callable[[], Any]]:
     return made
 
 
-def _last_value(results: list[RewardResult]) -> float | None:
-    return results[-1].value
+def _verl(results: list[RewardResult]) -> list[dict[str, float]]:
+    return [verl_result(r) for r in results]
+
+
+def _last_verl(results: list[RewardResult]) -> dict[str, float]:
+    return verl_result(results[-1])
 
 
 # what each call of calls() returns, from the in-process results
 EXPECTED: dict[int, Callable[[list[RewardResult]], Any]] = {
-    i: [values, by_component, values, _last_value][(i - 1) % 4] for i in range(1, 9)}
+    i: [values, by_component, _verl, _last_verl][(i - 1) % 4] for i in range(1, 9)}
 OUTCOMES = ("200", "503", "refused", "closed")
 
 
