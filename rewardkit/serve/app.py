@@ -267,10 +267,14 @@ def create_app(config: ServeConfig | None = None, service: Service | None = None
     openrlhf_auth = [Depends(_authorization(config.token, allow_query=True))] if config.token else []
 
     @app.post("/openrlhf", dependencies=openrlhf_auth, response_model=OpenRLHFResponse,
-              summary="OpenRLHF's remote reward protocol")
-    async def openrlhf(request: Request, body: OpenRLHFRequest, preset: str = "cisq_grpo",
-                       objective: str | None = None) -> dict[str, Any]:
+              summary="OpenRLHF's remote reward protocol (--reward.remote_url)")
+    async def openrlhf(
+        request: Request, body: OpenRLHFRequest, preset: str = "cisq_grpo", objective: str | None = None,
+        eos: Annotated[list[str] | None, Query(description=(
+            "end-of-sequence or pad text to cut off the end of each completion, besides the common "
+            "chat models' (repeat for more; URL-encoded, no commas)"))] = None,
+    ) -> dict[str, Any]:
         return await compute(request, service.openrlhf, preset, objective, body.query, body.prompts,
-                             body.labels)
+                             body.labels, eos or ())
 
     return app

@@ -82,13 +82,15 @@ class PresetResponse(BaseModel):
 class OpenRLHFRequest(BaseModel):
     """OpenRLHF's remote reward payload (other fields it may send are ignored)."""
 
-    query: list[str] = Field(description="prompt followed by the response, per sample")
+    query: list[str] = Field(description="prompt followed by the response, decoded with special tokens")
     prompts: list[str] | None = None
-    labels: list[Any] | None = Field(None, description="test suite, or an object of columns with 'tests'")
+    labels: list[Any] | None = Field(
+        None, description="the --data.label_key column: test suite, or an object of columns with 'tests'")
 
 
 class OpenRLHFResponse(BaseModel):
-    """What OpenRLHF reads: rewards, scores (the same) and per-component logs."""
+    """What OpenRLHF reads, one number per sample: the reward, the pass rate in [0, 1] (for its
+    dynamic filtering) and each component (logged)."""
 
     rewards: list[float]
     scores: list[float]

@@ -17,7 +17,6 @@ profile's time budget is bounded by the service's.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 from collections.abc import Sequence
@@ -28,11 +27,13 @@ from ..analyzers import QualityReport, analyze_many, shutdown_pool
 from ..analyzers.faults import infrastructure_report
 from ..analyzers.profile import load_profile
 from ..rewards import PRESETS, ConfigError, Engine, Reward
-from ..rewards.engine import ANALYSIS_LOCK, COLUMNS
+from ..rewards.engine import ANALYSIS_LOCK, SUITE_COLUMNS
 from ..rewards.presets import REPEATS
 from ..sandbox import Limits, Sandbox, TestSuite
+from ..sandbox.suite_formats import case_count
 from ..scoring import make_reward
 from .config import ServeConfig
+from .openrlhf import answer_body, request_batch, with_pass_rate
 from .scheduler import OverBudget, Scheduler
 
 # Profile thresholds that set how much work an analysis may do: a client may lower them only.
@@ -122,8 +123,7 @@ class Service:
               columns: dict[str, list[Any]]) -> dict[str, Any]:
         """Each completion's reward, component values and info, as the in-process reward computes them."""
         self._check_batch(len(completions))
-        for tests in {id(tests): tests for tests in columns.get("tests") or ()}.values():
-            self._check_cases(tests)
+        self._check_suites(columns)
         reward = self.reward(preset, objective)
         results = reward.evaluate(list(completions), columns)
         names = [component.name for component, _ in reward.components]
@@ -159,15 +159,16 @@ class Service:
         return reports
 
     def openrlhf(self, preset: str, objective: str | None, queries: Sequence[str],
-                 prompts: Sequence[str] | None, labels: Sequence[Any] | None) -> dict[str, Any]:
-        """OpenRLHF's remote reward answer: ``rewards``, ``scores`` and ``extra_logs`` (numbers only:
-        a sample without a value, after a sandbox fault, gets 0.0)."""
-        completions, columns = openrlhf_batch(queries, prompts, labels)
-        scored = self.score(preset, objective, completions, columns)
-        rewards = [_number(value) for value in scored["rewards"]]
-        return {"rewards": rewards, "scores": rewards,
-                "extra_logs": {name: [_number(v) for v in values]
-                               for name, values in scored["components"].items()}}
+                 prompts: Sequence[str] | None, labels: Sequence[Any] | None,
+                 eos: Sequence[str] = ()) -> dict[str, Any]:
+        """OpenRLHF's remote reward answer (:mod:`.openrlhf`): ``rewards``, ``scores`` (the pass
+        rate) and ``extra_logs``, of completions cut from ``queries`` without their end text
+        (the defaults and ``eos``)."""
+        completions, columns = request_batch(queries, prompts, labels, eos)
+        self._check_batch(len(completions))
+        self._check_suites(columns)
+        reward = with_pass_rate(self.reward(preset, objective))
+        return answer_body(reward.evaluate(completions, columns), [c.name for c, _ in reward.components])
 
     # -- checks -----------------------------------------------------------------------------------------
     def _profile(self, profile: dict[str, Any] | None) -> dict[str, Any]:
@@ -187,17 +188,18 @@ class Service:
             thresholds[name] = min(asked, ceiling)
         return bounded
 
+    def _check_suites(self, columns: dict[str, list[Any]]) -> None:
+        """:meth:`_check_cases` for each distinct suite of the columns that hold suites."""
+        for column in SUITE_COLUMNS:
+            for tests in {id(tests): tests for tests in columns.get(column) or ()}.values():
+                self._check_cases(tests)
+
     def _check_cases(self, tests: Any) -> None:
         """BatchTooLarge for a suite over the case cap, counted without building the suite (that
         is done once, by the engine or the run, which also says what is wrong with a bad one)."""
-        if isinstance(tests, str):
-            try:
-                tests = json.loads(tests)
-            except ValueError:
-                return
-        cases = tests.get("cases") if isinstance(tests, dict) else None
-        if isinstance(cases, list) and len(cases) > self.config.caps.cases:
-            raise BatchTooLarge(f"a test suite with {len(cases)} cases; this service takes at "
+        cases = case_count(tests)  # in any shape a suite is read from (verl's, open-r1's)
+        if cases is not None and cases > self.config.caps.cases:
+            raise BatchTooLarge(f"a test suite with {cases} cases; this service takes at "
                                 f"most {self.config.caps.cases} per suite (start it with a larger "
                                 "--max-cases)")
 
@@ -219,40 +221,3 @@ class Service:
         if over:
             raise ConfigError(f"limits above this service's: {', '.join(over)}")
         return Limits(**{**ceiling, **asked})
-
-
-def _number(value: float | None) -> float:
-    return 0.0 if value is None else value
-
-
-def openrlhf_batch(queries: Sequence[str], prompts: Sequence[str] | None,
-                   labels: Sequence[Any] | None) -> tuple[list[str], dict[str, list[Any]]]:
-    """Completions and dataset columns from OpenRLHF's ``{query, prompts, labels}``.
-
-    A query is the prompt followed by the response; the completion is what
-    follows the prompt.  A label (OpenRLHF's ``--label_key`` column) is the
-    test suite, or an object of columns with a ``tests`` key (plus
-    ``baseline_code``, ``language``, ...), either as JSON text or as an object.
-    """
-    count = len(queries)
-    if prompts is not None and len(prompts) != count:
-        raise ConfigError(f"{len(prompts)} prompts for {count} queries")
-    if labels is None or len(labels) != count:
-        raise ConfigError("every query needs a label: the test suite, or an object of columns with "
-                          "'tests' (OpenRLHF sends the --label_key column as 'labels')")
-    completions = [query[len(prompt):] if prompt and query.startswith(prompt) else query
-                   for query, prompt in zip(queries, prompts or [""] * count, strict=True)]
-    rows = [_label_columns(index, label) for index, label in enumerate(labels)]
-    keys = sorted({key for row in rows for key in row})
-    return completions, {key: [row.get(key) for row in rows] for key in keys}
-
-
-def _label_columns(index: int, label: Any) -> dict[str, Any]:
-    if isinstance(label, str):
-        try:
-            label = json.loads(label)
-        except ValueError as exc:
-            raise ConfigError(f"label {index} is not JSON: {exc}") from exc
-    if isinstance(label, dict) and "tests" in label:
-        return {key: label[key] for key in COLUMNS if key in label}
-    return {"tests": label}

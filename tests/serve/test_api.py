@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import httpx
-import pytest
 from serve_helpers import MAX_BATCH, Service, problem_batch
 
 from rewardkit import __version__
@@ -97,27 +96,3 @@ def test_analyze_equals_local_reports(http: httpx.Client) -> None:
     quiet = http.post("/analyze", json={"codes": codes[:1], "profile": profile}).json()["reports"][0]
     assert quiet == analyze_many(codes[:1], profile)[0].to_dict()
     assert not any(f["tool"] == "bandit" for f in quiet["findings"])
-
-
-@pytest.mark.parametrize("label_form", ["suite", "columns"])
-def test_openrlhf_protocol(http: httpx.Client, label_form: str) -> None:
-    """OpenRLHF posts {query: prompt + response, prompts, labels} and reads 'rewards'."""
-    prompts = ["Double n.\n", "Double n.\n"]
-    responses = ["```python\nprint(int(input()) * 2)\n```", "```python\nprint(0)\n```"]
-    label = (json.dumps(STDIO) if label_form == "suite"
-             else json.dumps({"tests": STDIO, "language": "python", "ignored": 1}))
-    answer = http.post("/openrlhf", json={"query": [p + r for p, r in zip(prompts, responses, strict=True)],
-                                          "prompts": prompts, "labels": [label, label]})
-    assert answer.status_code == 200, answer.text
-    expected = http.post("/score", json={"completions": responses, "columns": {"tests": [STDIO] * 2}}).json()
-    data = answer.json()
-    assert data["rewards"] == data["scores"] == expected["rewards"]
-    assert data["extra_logs"] == expected["components"]
-
-
-def test_openrlhf_takes_the_token_in_the_url(service: Service) -> None:
-    url = f"{service.url}/openrlhf"
-    body = {"query": ["print(2)"], "labels": [{"mode": "stdio", "cases": [{"input": "", "output": "2\n"}]}]}
-    assert httpx.post(url, json=body).status_code == 401
-    answer = httpx.post(url, params={"token": service.token, "preset": "cisq_grpo"}, json=body)
-    assert answer.status_code == 200 and answer.json()["extra_logs"]["pass_rate"] == [1.0]

@@ -9,6 +9,7 @@ documented one: a job in progress (at most the suite bound), or one analysis tur
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -53,6 +54,26 @@ def test_a_suite_over_the_case_cap_is_refused(service: Service) -> None:
         assert answer.status_code == 413 and f"at most {MAX_CASES}" in answer.json()["error"]
         scored = http.post("/score", json={"completions": ["print(1)"], "columns": {"tests": [tests]}})
         assert scored.status_code == 413
+
+
+
+def test_the_case_cap_holds_for_every_shape_a_suite_is_read_in(service: Service) -> None:
+    """verl's ground truth (in ``tests``) and open-r1's ``verification_info`` column are suites too:
+    over the cap they are refused as rewardkit's own shape is, not run case by case."""
+    over = MAX_CASES + 1
+    verl = {"inputs": ["\n"] * over, "outputs": ["1\n"] * over}
+    case = {"input": "", "output": "1\n", "type": "stdin_stdout"}
+    open_r1 = {"language": "python", "test_cases": [case] * over}
+    with service.client() as http:
+        for body in ({"columns": {"tests": [verl]}}, {"columns": {"tests": [json.dumps(verl)]}},
+                     {"columns": {"verification_info": [open_r1]}}):
+            answer = http.post("/score", json={"completions": ["print(1)"], **body})
+            assert answer.status_code == 413 and f"{over} cases" in answer.json()["error"], body
+        answer = http.post("/run", json={"code": "print(1)", "tests": verl})
+        assert answer.status_code == 413
+        for label in (json.dumps(open_r1), json.dumps({"verification_info": open_r1}), verl):
+            answer = http.post("/openrlhf", json={"query": ["print(1)"], "prompts": [""], "labels": [label]})
+            assert answer.status_code == 413, label
 
 
 def test_one_long_job_holds_a_slot_for_the_suite_bound_only(service: Service) -> None:
