@@ -23,13 +23,22 @@ the seed's ablations).  Every iteration is a :class:`Step` of the problem's
 :class:`Trajectory`, with the per-sample values of the best code so far
 (Pass@1, Beyond-T/M/I as ``rewardkit bench`` defines them, against
 references measured here); :func:`iteration_metrics` averages them over
-problems for the Figure-5 plot.
+problems for the Figure-5 plot, with how many prompts each iteration sent
+and how many of them the generator gave no text for (the reason is in the
+step's ``generator_error``).
+
+A generator that answers none of an iteration's prompts (a server that is
+down, a wrong URL or model name) stops the run with :class:`GenerationFailed`
+instead of running on with empty answers.  Iteration 0 generates its first
+codes before the references are measured, so that an unreachable server is
+found within seconds.
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -74,6 +83,7 @@ class Step:
     prompt: Prompt | None = None
     best_iteration: int = 0
     values: dict[str, float] = field(default_factory=dict)
+    generator_error: str | None = None  # why the generator gave no text for this step's prompt
 
 
 @dataclass
@@ -104,6 +114,21 @@ class Trajectory:
         return {"problem_id": self.problem_id, "objective": self.objective, "best_code": self.best_code,
                 "best_metrics": self.best_metrics, "best_iteration": self.steps[-1].best_iteration,
                 "steps": [asdict(step) for step in self.steps]}
+
+
+class GenerationFailed(RuntimeError):
+    """The generator gave no text for any prompt of an iteration; the message says why.
+
+    ``trajectories`` holds the iterations done before this one (none when
+    iteration 0 failed), and ``reasons`` the generator's error per prompt.
+    """
+
+    def __init__(self, generator: str, iteration: int, reasons: list[str],
+                 trajectories: list[Trajectory]) -> None:
+        self.iteration, self.reasons, self.trajectories = iteration, reasons, trajectories
+        common = "; ".join(f"{count} x {reason}" for reason, count in Counter(reasons).most_common(2))
+        super().__init__(f"generator {generator!r} gave no text for any of the {len(reasons)} prompts of "
+                         f"iteration {iteration}: {common}")
 
 
 def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, Any]) -> tuple[bool, str]:
@@ -178,16 +203,18 @@ def optimize(problems: Problem | Sequence[Problem], generator: Generator, object
     originals = _originals(chosen, original_code)
     loop = _Loop(chosen, generator, objective, sandbox or Sandbox(repeats=3), sampling)
     try:
+        drafts = loop.draft(originals)  # before measuring: a generator that never answers fails fast
         measure_references([p for p in chosen if not p.measured],
                            loop.sandbox, progress=progress)
         with tqdm(total=iterations + 1, desc="optimizing", unit="iteration", disable=not progress,
                   file=sys.stderr) as bar:
             for iteration in range(iterations + 1):
                 if iteration == 0:
-                    loop.start(originals)
+                    loop.start(originals, drafts)
                 else:
                     loop.improve(feedback, show_original)
-                bar.set_postfix(passing=f"{loop.passing()}/{len(chosen)}")
+                failed = sum(t.steps[-1].generator_error is not None for t in loop.trajectories)
+                bar.set_postfix(passing=f"{loop.passing()}/{len(chosen)}", no_text=failed)
                 bar.update()
     finally:
         if sandbox is None:
@@ -198,15 +225,19 @@ def optimize(problems: Problem | Sequence[Problem], generator: Generator, object
 def iteration_metrics(trajectories: Sequence[Trajectory], seed: int = 0) -> list[dict[str, Any]]:
     """Per iteration: Pass@1 and Beyond-T/M/I of the best codes so far, with 95% CIs across problems.
 
-    A metric's value is the mean over the problems that have it; its CI
-    bootstraps the problems (:func:`~rewardkit.benchmarks.metrics.bootstrap`
-    drawing as many problems as there are, with replacement).
+    Each row also counts the prompts sent to the generator (``prompts``) and
+    those it gave no text for (``generation_failures``).  A metric's value
+    is the mean over the problems that have it; its CI bootstraps the
+    problems (:func:`~rewardkit.benchmarks.metrics.bootstrap` drawing as many
+    problems as there are, with replacement).
     """
     rows = []
     for index in range(len(trajectories[0].steps) if trajectories else 0):
         steps = [t.steps[index] for t in trajectories]
         row: dict[str, Any] = {"iteration": index, "accepted": sum(s.accepted for s in steps),
-                               "passing_candidates": sum(s.passed for s in steps)}
+                               "passing_candidates": sum(s.passed for s in steps),
+                               "prompts": sum(s.prompt is not None for s in steps),
+                               "generation_failures": sum(s.generator_error is not None for s in steps)}
         for name in HEADLINE:
             values = [s.values[name] for s in steps if name in s.values]
             if values:
@@ -225,19 +256,24 @@ class _Loop:
         self.sandbox, self.sampling = sandbox, sampling
         self.trajectories = [Trajectory(p.problem_id, objective) for p in problems]
 
-    def start(self, originals: list[str | None]) -> None:
-        """Iteration 0: the given originals, or first codes generated from an empty original."""
+    def draft(self, originals: list[str | None]) -> dict[int, tuple[Prompt, str, str | None]]:
+        """Iteration 0's generation: per problem without an original, its prompt, text and error."""
         todo = [i for i, code in enumerate(originals) if code is None]
-        prompts = {i: self._prompt(self.problems[i], None, None, None) for i in todo}
-        generated, errors = self._generate([prompts[i] for i in todo], 0)
-        texts, failures = dict(zip(todo, generated, strict=True)), dict(zip(todo, errors, strict=True))
-        codes = [code if code is not None else _code(texts[i], self.problems[i].language)
+        prompts = [self._prompt(self.problems[i], None, None, None) for i in todo]
+        texts, errors = self._generate(prompts, 0)
+        return {i: (prompt, text, error) for i, prompt, text, error in zip(todo, prompts, texts, errors,
+                                                                            strict=True)}
+
+    def start(self, originals: list[str | None], drafts: dict[int, tuple[Prompt, str, str | None]]) -> None:
+        """Iteration 0: the given originals, or the first codes :meth:`draft` generated."""
+        codes = [code if code is not None else _code(drafts[i][1], self.problems[i].language)
                  for i, code in enumerate(originals)]
         for i, (run, feedback) in enumerate(self._run(codes)):
+            prompt, text, error = drafts.get(i, (None, "", None))
             reason = "original" if originals[i] is not None else "generated"
             status = "passes" if run["passed"] else f"fails ({run['status']})"
-            self._record(i, Step(0, codes[i], texts.get(i, ""), run, bool(run["passed"]), True,
-                                 f"{reason}, {status}", _why(feedback, failures.get(i)), prompts.get(i)))
+            self._record(i, Step(0, codes[i], text, run, bool(run["passed"]), True, f"{reason}, {status}",
+                                 _why(feedback, error), prompt, generator_error=error))
 
     def improve(self, feedback: bool, show_original: bool) -> None:
         """One iteration: a candidate per problem from its current best, judged against it."""
@@ -251,7 +287,7 @@ class _Loop:
         for i, (run, why) in enumerate(self._run(codes)):
             accepted, reason = judge(self.objective, bests[i].metrics, run)
             self._record(i, Step(iteration, codes[i], texts[i], run, bool(run["passed"]), accepted, reason,
-                                 _why(why, errors[i]), prompts[i]))
+                                 _why(why, errors[i]), prompts[i], generator_error=errors[i]))
 
     def passing(self) -> int:
         """How many problems have a passing best code."""
@@ -264,7 +300,10 @@ class _Loop:
         return chat(text, SYSTEM_PROMPT)
 
     def _generate(self, prompts: list[Prompt], iteration: int) -> tuple[list[str], list[str | None]]:
-        """One text per prompt and, per prompt, the generator's error if it gave none."""
+        """One text per prompt and, per prompt, the generator's error if it gave none.
+
+        :class:`GenerationFailed` when it gave an error for every prompt.
+        """
         if not prompts:
             return [], []
         sampling = self.sampling
@@ -275,7 +314,12 @@ class _Loop:
             raise RuntimeError(f"generator {self.generator.name!r} gave {len(texts)} texts for "
                                f"{len(prompts)} prompts")
         errors = list(self.generator.last_errors)
-        return texts, errors if len(errors) == len(texts) else [None] * len(texts)
+        if len(errors) != len(texts):
+            errors = [None] * len(texts)
+        reasons = [error for error in errors if error is not None]
+        if len(reasons) == len(prompts):
+            raise GenerationFailed(self.generator.name, iteration, reasons, self.trajectories)
+        return texts, errors
 
     def _run(self, codes: list[str | None]) -> list[tuple[dict[str, Any], str]]:
         """Each code's metrics and feedback; every code that exists runs in one ``run_many``."""

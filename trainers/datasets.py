@@ -1,8 +1,11 @@
 """Training sets of the Afterburner seed (§4, appendix E) from any set of :class:`Problem`.
 
-Every builder needs the problems' references measured on this machine
-(:func:`rewardkit.benchmarks.references.measure_references`): rows are
-ranked by those measurements, and GRPO prompts show them.
+Every builder needs the problems' references measured on this machine: rows
+are ranked by those measurements, and GRPO prompts show them.  References
+without metrics are measured first
+(:func:`rewardkit.benchmarks.references.measure_references`, cached per
+machine), in ``sandbox`` or, by default, a sandbox with the efficiency
+presets' repeats (3), as ``rewardkit train`` measures them.
 
 * :func:`grpo_rows` (DS_GRPO): a prompt (P, I, C, M) per problem and the
   columns the rewards read; no target answer.
@@ -27,8 +30,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..benchmarks.problem import Problem, Reference
+from ..benchmarks.references import measure_references
 from ..rewards.engine import METRIC_OF
 from ..rewards.formulas import afterburner_format
+from ..rewards.presets import EFFICIENCY_REPEATS
+from ..sandbox import Sandbox
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
 
 Row = dict[str, Any]
@@ -40,7 +46,8 @@ DRAWS_PER_GROUP = 20  # random draws tried per wanted pair or triple before givi
 
 
 def grpo_rows(problems: Iterable[Problem], objective: str = "time",
-              original: str | Picker = "slowest", conversational: bool = True) -> list[Row]:
+              original: str | Picker = "slowest", conversational: bool = True,
+              sandbox: Sandbox | None = None) -> list[Row]:
     """DS_GRPO: one prompt per problem, showing ``original`` and its measured performance.
 
     ``original`` is ``"slowest"`` (the passing reference that measures worst
@@ -56,7 +63,7 @@ def grpo_rows(problems: Iterable[Problem], objective: str = "time",
     else:
         raise ValueError(f"original must be 'slowest' or a function, got {original!r}")
     rows = []
-    for problem in _measured(problems):
+    for problem in _measured(problems, sandbox):
         reference = pick(problem)
         if reference is None and original == "slowest":
             continue
@@ -70,7 +77,8 @@ def grpo_rows(problems: Iterable[Problem], objective: str = "time",
 
 
 def sft_rows(problems: Iterable[Problem], objective: str = "time", per_problem: int = 1,
-             margin: float = 0.05, conversational: bool = True, seed: int = 0) -> list[Row]:
+             margin: float = 0.05, conversational: bool = True, seed: int = 0,
+             sandbox: Sandbox | None = None) -> list[Row]:
     """DS_SFT: ``per_problem`` random pairs of passing references, slower C⁻ → faster C⁺.
 
     A pair counts only when C⁻ measures more than ``1 + margin`` times C⁺ on
@@ -78,7 +86,7 @@ def sft_rows(problems: Iterable[Problem], objective: str = "time", per_problem: 
     Columns: ``prompt``, ``completion``, ``problem_id``, ``objective``.
     """
     rows = []
-    for problem in _measured(problems):
+    for problem in _measured(problems, sandbox):
         for better, worse in _groups(problem, objective, 2, per_problem, margin, seed):
             rows.append({"prompt": _prompt(problem, objective, worse.code, _metrics(worse), conversational),
                          "completion": _completion(problem, objective, better, worse, conversational),
@@ -87,7 +95,8 @@ def sft_rows(problems: Iterable[Problem], objective: str = "time", per_problem: 
 
 
 def dpo_rows(problems: Iterable[Problem], objective: str = "time", per_problem: int = 1,
-             margin: float = 0.05, conversational: bool = True, seed: int = 0) -> list[Row]:
+             margin: float = 0.05, conversational: bool = True, seed: int = 0,
+             sandbox: Sandbox | None = None) -> list[Row]:
     """DS_DPO: ``per_problem`` random triples of passing references ranked on the objective.
 
     The mediocre one is the prompt's original, the best the ``chosen`` and
@@ -96,7 +105,7 @@ def dpo_rows(problems: Iterable[Problem], objective: str = "time", per_problem: 
     ``rejected``, ``problem_id``, ``objective``.
     """
     rows = []
-    for problem in _measured(problems):
+    for problem in _measured(problems, sandbox):
         for best, middle, worst in _groups(problem, objective, 3, per_problem, margin, seed):
             rows.append({"prompt": _prompt(problem, objective, middle.code, _metrics(middle), conversational),
                          "chosen": _completion(problem, objective, best, middle, conversational),
@@ -117,13 +126,15 @@ def answer_text(code: str, rationale: str, language: str = "python") -> str:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-def _measured(problems: Iterable[Problem]) -> list[Problem]:
-    """``problems``, once every reference has metrics; else a ValueError saying what to run."""
+def _measured(problems: Iterable[Problem], sandbox: Sandbox | None) -> list[Problem]:
+    """``problems``, once every reference has metrics: those without are measured in ``sandbox``."""
     problems = list(problems)
-    unmeasured = [p.problem_id for p in problems if not p.measured]
-    if unmeasured:
-        raise ValueError(f"references of {', '.join(unmeasured[:3])}{' ...' if len(unmeasured) > 3 else ''} "
-                         "are not measured; run rewardkit.benchmarks.references.measure_references first")
+    unmeasured = [p for p in problems if not p.measured]
+    if unmeasured and sandbox is not None:
+        measure_references(unmeasured, sandbox)
+    elif unmeasured:
+        with Sandbox(repeats=EFFICIENCY_REPEATS) as own:
+            measure_references(unmeasured, own)
     return problems
 
 

@@ -22,7 +22,11 @@ overridden by keyword, as a ``GRPOConfig`` field:
 | ``num_train_epochs`` | 20 | 20 epochs on DS_GRPO |
 | ``lr_scheduler_type`` | constant | not in the seed: Verl's default, which the seed trained with |
 
-BF16 is TRL's default (pass ``bf16=False`` on CPU); checkpoints follow
+Precision: BF16 where CUDA supports it, FP32 elsewhere
+(:mod:`rewardkit.trainers.precision`; TRL alone would ask for BF16 on any
+machine).  A smoke run passes ``max_steps``, ``num_generations``,
+``per_device_train_batch_size``, ``gradient_accumulation_steps`` and
+``max_completion_length`` like any other field.  Checkpoints follow
 ``save_strategy`` / ``save_steps``; the clip range ``epsilon`` keeps TRL's
 0.2, as Verl's.
 """
@@ -32,12 +36,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
-from trl import GRPOConfig, GRPOTrainer
-
+from ..optional import requires
 from ..rewards import PRESETS, Engine
 from ..scoring import make_reward, takes_objective
+from .precision import precision
 from .sft import Rows, as_dataset
+
+with requires("train"):
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from trl import GRPOConfig, GRPOTrainer
 
 DEFAULTS: dict[str, Any] = {
     "learning_rate": 1e-6, "num_generations": 16, "temperature": 1.0, "beta": 0.0, "entropy_coef": 0.0,
@@ -66,7 +73,8 @@ def build_trainer(model: str | PreTrainedModel, dataset: Rows, preset: str = "qu
         if other:
             raise ValueError(f"the dataset has rows for objective(s) {sorted(other)}, the reward is "
                              f"for {objective!r}: build one trainer per objective")
-    settings = {**DEFAULTS, **config_overrides, "reward_weights": reward.weights}
+    settings = {**DEFAULTS, **precision(config_overrides), **config_overrides,
+                "reward_weights": reward.weights}
     config = GRPOConfig(output_dir=str(output_dir), **settings)
     return GRPOTrainer(model=model, reward_funcs=list(reward.functions()), args=config,
                        train_dataset=rows, processing_class=processing_class)

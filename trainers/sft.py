@@ -10,7 +10,8 @@ overridden by keyword, as an ``SFTConfig`` field):
 | ``cold_start`` (DS_COLD) | E.4 | full fine-tuning, lr 5e-5, cosine, 50 warm-up steps, effective |
 | | | batch 4 (1 x 4), 1 epoch, sequences up to 32,768 tokens |
 
-The seed trains in BF16, TRL's default (pass ``bf16=False`` on CPU).  Its
+The seed trains in BF16: the default where CUDA supports it, FP32 elsewhere
+(:mod:`rewardkit.trainers.precision`).  Its
 cold start uses the 8-bit ``adamw_bnb_8bit`` optimizer to save memory; the
 default here is ``adamw_torch``, which needs no bitsandbytes.  LoRA is off
 unless ``lora_r`` is given (the seed's SFT uses ``lora_r=8``).
@@ -21,10 +22,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from datasets import Dataset
-from peft import LoraConfig
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
-from trl import SFTConfig, SFTTrainer
+from ..optional import requires
+from .precision import precision
+
+with requires("train"):
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from trl import SFTConfig, SFTTrainer
 
 Rows: TypeAlias = "Dataset | list[dict[str, Any]]"
 
@@ -50,7 +55,8 @@ def build_trainer(model: str | PreTrainedModel, dataset: Rows, output_dir: str |
     """
     if recipe not in RECIPES:
         raise ValueError(f"unknown SFT recipe {recipe!r}; use one of {', '.join(RECIPES)}")
-    config = SFTConfig(output_dir=str(output_dir), **{**RECIPES[recipe], **config_overrides})
+    config = SFTConfig(output_dir=str(output_dir),
+                       **{**RECIPES[recipe], **precision(config_overrides), **config_overrides})
     return SFTTrainer(model=model, args=config, train_dataset=as_dataset(dataset),
                       processing_class=processing_class,
                       peft_config=lora_config(lora_r, lora_alpha, lora_dropout))

@@ -14,9 +14,12 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from ..optional import requires
+
+with requires("train"):
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 PAD, EOS, BOS = "<pad>", "<eos>", "<bos>"
 ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")

@@ -1,12 +1,14 @@
-"""``rewardkit train grpo|sft|dpo``: a training recipe end to end.
+"""rewardkit train grpo|sft|dpo: a training recipe end to end.
 
 Loads the problems, measures their references in the sandbox (cached per
-machine), builds the recipe's rows (:mod:`rewardkit.trainers.datasets`),
-trains from ``--model`` with the seed's defaults and saves the model (or its
-LoRA adapter) and tokenizer to ``--out``.  GRPO rewards with ``--preset``
-and measures candidates with the same sandbox and repeats as the references.
-The seed's batch shapes are for GPUs (GRPO: 4 x 128 accumulation); on a CPU
-(found and used automatically, in FP32) set ``--batch-size``/``--grad-accum``.
+machine), builds the recipe's rows (rewardkit.trainers.datasets), trains
+from --model with the seed's defaults and saves the model (or its LoRA
+adapter) and tokenizer to --out.  GRPO rewards with --preset and measures
+candidates with the same sandbox and repeats as the references.  The seed's
+batch shapes are for GPUs (GRPO: 4 x 128 accumulation); on a CPU (found and
+used automatically, in FP32; BF16 only on a CUDA GPU that supports it) set
+--batch-size and --grad-accum.  Training needs the train extra:
+pip install 'rewardkit[train]'.
 
 Exit codes: 0 when trained, 2 on bad usage, unreadable data or a model that
 cannot be loaded.
@@ -15,21 +17,24 @@ cannot be loaded.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-import torch
-from trl import DPOTrainer, GRPOTrainer, SFTTrainer
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..benchmarks.loaders import load_dataset
 from ..benchmarks.problem import Problem
 from ..benchmarks.references import measure_references
+from ..out_folder import FORCE_HELP, earlier_run
 from ..rewards import PRESETS, Engine
 from ..rewards.engine import OBJECTIVES
 from ..rewards.presets import EFFICIENCY_REPEATS
 from ..sandbox import Sandbox
-from . import datasets, dpo, grpo, sft
+from . import datasets
+
+if TYPE_CHECKING:
+    from trl import DPOTrainer, GRPOTrainer, SFTTrainer
 
 PROG = "rewardkit train"
 
@@ -40,6 +45,10 @@ def main(argv: Sequence[str]) -> int:
         args = build_parser().parse_args(list(argv))
     except SystemExit as exc:  # argparse has printed the usage error or the help
         return int(exc.code or 0)
+    recipe = recipe_module(args.recipe)  # without the train extra: MissingExtra, before any work
+    earlier = None if args.force else earlier_run(args.out, "*")
+    if earlier:
+        return _fail(earlier)
     try:
         problems = load_dataset(args.dataset, split=args.split, limit=args.limit)
     except (OSError, ValueError) as exc:
@@ -51,7 +60,7 @@ def main(argv: Sequence[str]) -> int:
             return _fail(f"no {args.recipe} rows from {len(problems)} problem(s): "
                          f"{args.recipe} needs passing references (sft two, dpo three per problem)")
         try:
-            trainer = build(args, rows, sandbox)
+            trainer = build(args, recipe, rows, sandbox)
         except OSError as exc:
             return _fail(f"cannot load the model {args.model!r}: {exc}")
         trainer.train()
@@ -70,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--limit", type=_count, default=None, help="load at most N problems")
     common.add_argument("--objective", choices=OBJECTIVES, default="time", help="efficiency objective")
     common.add_argument("--out", required=True, help="folder for checkpoints and the trained model")
+    common.add_argument("--force", action="store_true", help=FORCE_HELP)
     common.add_argument("--max-steps", type=_positive, default=None, help="stop after N optimizer steps")
     common.add_argument("--lr", type=float, default=None, help="learning rate (default: the seed's)")
     common.add_argument("--batch-size", type=_positive, default=None,
@@ -107,21 +117,26 @@ def build_rows(args: argparse.Namespace, problems: list[Problem]) -> list[dict[s
     return builder(problems, args.objective, per_problem=args.per_problem)
 
 
-def build(args: argparse.Namespace, rows: list[dict[str, Any]],
+def recipe_module(recipe: str) -> ModuleType:
+    """The module of ``recipe`` (grpo, sft or dpo); MissingExtra without the train extra."""
+    return importlib.import_module(f".{recipe}", __package__)
+
+
+def build(args: argparse.Namespace, recipe: ModuleType, rows: list[dict[str, Any]],
           sandbox: Sandbox) -> GRPOTrainer | SFTTrainer | DPOTrainer:
-    """The recipe's trainer, with the seed's defaults and the options given."""
+    """The recipe's trainer from ``recipe``'s module, with the seed's defaults and the options given."""
     options = {"max_steps": args.max_steps, "learning_rate": args.lr, "save_steps": args.save_steps,
                "per_device_train_batch_size": args.batch_size, "gradient_accumulation_steps": args.grad_accum}
     if args.recipe == "grpo":
         options.update(num_generations=args.num_generations, max_completion_length=args.max_completion_length)
     overrides = {key: value for key, value in options.items() if value is not None}
-    if not torch.cuda.is_available():
-        overrides.update(use_cpu=True, bf16=False)
+    trainer: GRPOTrainer | SFTTrainer | DPOTrainer
     if args.recipe == "grpo":
-        return grpo.build_trainer(args.model, rows, args.preset, args.objective, args.out,
-                                  Engine(sandbox=sandbox), **overrides)
-    module = sft if args.recipe == "sft" else dpo
-    return module.build_trainer(args.model, rows, args.out, lora_r=args.lora_r, **overrides)
+        trainer = recipe.build_trainer(args.model, rows, args.preset, args.objective, args.out,
+                                       Engine(sandbox=sandbox), **overrides)
+    else:
+        trainer = recipe.build_trainer(args.model, rows, args.out, lora_r=args.lora_r, **overrides)
+    return trainer
 
 
 def _positive(text: str) -> int:

@@ -21,7 +21,14 @@ import pytest
 from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem
 from rewardkit.sandbox import Sandbox, TestSuite
-from rewardkit.trainers.afterburner import Trajectory, iteration_metrics, judge, optimize, problem_key
+from rewardkit.trainers.afterburner import (
+    GenerationFailed,
+    Trajectory,
+    iteration_metrics,
+    judge,
+    optimize,
+    problem_key,
+)
 from rewardkit.trainers.datasets import answer_text
 from rewardkit.trainers.generators import Prompt, ReplayGenerator, Sampling
 from rewardkit.trainers.optimize import main
@@ -152,15 +159,35 @@ def test_ablations_leave_out_the_original_code_and_the_feedback(problems: dict[s
     assert "Passed: no" in prompts[("show_original",)]  # the metrics stay
 
 
-def test_a_generator_failure_is_recorded_as_no_code(problems: dict[str, Problem], sandbox: Sandbox) -> None:
-    problem = problems["mini/count-pairs"]
-    generator = ReplayGenerator({"another problem": ["x"]}, key=problem_key([problem]))
-    [trajectory] = optimize(problem, generator, iterations=1, original_code=WRONG[problem.problem_id],
-                            sandbox=sandbox, progress=False)
-    step = trajectory.steps[1]
+def test_a_generator_failure_is_recorded_and_counted(problems: dict[str, Problem], sandbox: Sandbox) -> None:
+    pairs, missing = problems["mini/count-pairs"], problems["mini/missing-number"]
+    generator = ReplayGenerator({missing.problem_id: [answer(WRONG[missing.problem_id])]},
+                                key=problem_key([pairs, missing]))
+    trajectories = optimize([pairs, missing], generator, iterations=1, original_code=WRONG, sandbox=sandbox,
+                            progress=False)
+    step = trajectories[0].steps[1]  # count-pairs has no replay pool: no text
     assert step.code is None and step.metrics == {"passed": False, "status": "no_code"}
     assert not step.accepted and step.reason == "fails (no_code)"
     assert step.feedback.startswith("the generator gave no text: no replay pool")
+    assert step.generator_error == "no replay pool for key 'mini/count-pairs'"
+    assert trajectories[1].steps[1].generator_error is None
+    rows = iteration_metrics(trajectories)
+    assert [(row["prompts"], row["generation_failures"]) for row in rows] == [(0, 0), (2, 1)]
+
+
+def test_a_generator_that_answers_nothing_stops_the_run(problems: dict[str, Problem],
+                                                        sandbox: Sandbox) -> None:
+    problem = problems["mini/count-pairs"]
+    generator = ReplayGenerator({"another problem": ["x"]}, key=problem_key([problem]))
+    with pytest.raises(GenerationFailed, match="no text for any of the 1 prompts of iteration 1: "
+                                               "1 x no replay pool") as failed:
+        optimize(problem, generator, iterations=3, original_code=WRONG[problem.problem_id], sandbox=sandbox,
+                 progress=False)
+    [trajectory] = failed.value.trajectories  # the iteration done before it
+    assert [step.iteration for step in trajectory.steps] == [0]
+    with pytest.raises(GenerationFailed, match="iteration 0") as failed:  # no original: before measuring
+        optimize(problem, generator, iterations=3, sandbox=sandbox, progress=False)
+    assert failed.value.trajectories[0].steps == []
 
 
 def test_judge_uses_the_measured_noise_floor() -> None:

@@ -2,7 +2,8 @@
 
 The server (:class:`FakeServer`) answers ``POST /v1/chat/completions`` with
 ``echo:<last user message>``, records every request, counts how many are in
-flight at once, and can be scripted to fail, refuse or hang.
+flight at once, and can be scripted to fail, refuse or hang.  The
+``rewardkit optimize --generator openai`` command runs against it too.
 """
 
 from __future__ import annotations
@@ -35,8 +36,11 @@ from rewardkit.trainers.generators import (
     make_generator,
 )
 from rewardkit.trainers.generators.local import TransformersGenerator
+from rewardkit.trainers.optimize import main as optimize_main
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # the tiny model samples far faster on one thread
+
+FAST_RETRY = {"retry-after-ms": "10"}  # the openai client waits as the server says (its own backoff: 0.5 s+)
 
 
 @dataclass
@@ -45,8 +49,10 @@ class Script:
 
     failures: list[int] = field(default_factory=list)  # statuses to answer, in turn, before succeeding
     status: int | None = None  # answer every request with this status instead
+    retry_headers: dict[str, str] = field(default_factory=lambda: dict(FAST_RETRY))  # sent with failures
     delay_s: float = 0.0  # time each request takes
     hang: bool = False  # never answer (until the test ends)
+    answer: dict[str, Any] | None = None  # a 200 answer to send instead of the chat completion
     requests: list[dict[str, Any]] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -61,7 +67,8 @@ class Handler(BaseHTTPRequestHandler):
         script = self.server.script
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with script.lock:
-            script.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+            headers = {key.lower(): value for key, value in self.headers.items()}
+            script.requests.append({"path": self.path, "body": body, "headers": headers})
             script.in_flight += 1
             script.max_in_flight = max(script.max_in_flight, script.in_flight)
             status = script.failures.pop(0) if script.failures else script.status
@@ -71,10 +78,13 @@ class Handler(BaseHTTPRequestHandler):
                 return
             time.sleep(script.delay_s)
             if status is not None:
-                self._send(status, {"error": {"message": f"scripted {status}"}}, {"Retry-After": "0"})
+                self._send(status, {"error": {"message": f"scripted {status}"}}, script.retry_headers)
+            elif script.answer is not None:
+                self._send(200, script.answer)
             else:
                 message = {"role": "assistant", "content": f"echo:{body['messages'][-1]['content']}"}
-                self._send(200, {"choices": [{"index": 0, "message": message}]})
+                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
         finally:
             with script.lock:
                 script.in_flight -= 1
@@ -115,7 +125,15 @@ def server() -> Iterator[FakeServer]:
 
 
 def client(server: FakeServer, **options: Any) -> OpenAIGenerator:
-    return OpenAIGenerator(server.base_url, "tiny", **{"api_key": "", "backoff_s": 0.01, **options})
+    return OpenAIGenerator(server.base_url, "tiny", **{"api_key": "", **options})
+
+
+def dead_url() -> str:
+    """The API root of a port nobody listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 # --- OpenAI-compatible endpoint --------------------------------------------------------------------------
@@ -141,7 +159,7 @@ def test_request_body_and_headers(server: FakeServer) -> None:
     assert texts == ["echo:plain", "echo:hi"]
     by_prompt = {r["body"]["messages"][-1]["content"]: r for r in server.script.requests}
     plain = by_prompt["plain"]
-    assert plain["headers"]["Authorization"] == "Bearer sk-test"
+    assert plain["headers"]["authorization"] == "Bearer sk-test"
     assert plain["body"] == {"model": "tiny", "n": 1, "max_tokens": 7, "temperature": 0.3, "top_p": 0.9,
                              "seed": 5, "top_k": 20, "stop": ["\n"],
                              "messages": [{"role": "system", "content": "Be brief."},
@@ -152,10 +170,10 @@ def test_request_body_and_headers(server: FakeServer) -> None:
 def test_api_key_from_environment_or_none(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "env-key")
     OpenAIGenerator(server.base_url, "tiny").generate(["a"])
-    client(server).generate(["b"])
+    client(server).generate(["b"])  # an empty key, as for a local vLLM: vLLM's placeholder
     first, second = (r["headers"] for r in server.script.requests)
-    assert first["Authorization"] == "Bearer env-key"
-    assert "Authorization" not in second
+    assert first["authorization"] == "Bearer env-key"
+    assert second["authorization"] == "Bearer EMPTY"
     assert "seed" not in server.script.requests[0]["body"]
 
 
@@ -167,11 +185,12 @@ def test_5xx_and_429_are_retried(server: FakeServer) -> None:
     assert len(server.script.requests) == 4
 
 
-def test_retry_after_overrides_backoff(server: FakeServer) -> None:
-    server.script.failures = [429, 429]  # each with Retry-After: 0
+def test_the_servers_retry_after_is_honoured(server: FakeServer) -> None:
+    server.script.failures = [429]
+    server.script.retry_headers = {"Retry-After": "1.5"}  # seconds; the client's own backoff is 0.5 s
     start = time.monotonic()
-    assert client(server, backoff_s=30).generate(["x"]) == ["echo:x"]
-    assert time.monotonic() - start < 5
+    assert client(server).generate(["x"]) == ["echo:x"]
+    assert time.monotonic() - start >= 1.4
 
 
 def test_gives_up_after_the_last_retry(server: FakeServer) -> None:
@@ -189,8 +208,15 @@ def test_other_4xx_is_not_retried(server: FakeServer) -> None:
     gen = client(server, retries=3)
     assert gen.generate(["x"]) == [""]
     assert gen.last_errors[0] is not None and "HTTP 400" in gen.last_errors[0]
-    assert "scripted 400" in gen.last_errors[0]
+    assert "scripted 400" in gen.last_errors[0] and "attempts" not in gen.last_errors[0]
     assert len(server.script.requests) == 1
+
+
+def test_an_answer_that_is_not_a_chat_completion(server: FakeServer) -> None:
+    server.script.answer = {"object": "something else"}
+    gen = client(server)
+    assert gen.generate(["x"]) == [""]
+    assert gen.last_errors[0] is not None and "not a chat completion" in gen.last_errors[0]
 
 
 def test_timeout_gives_empty_text(server: FakeServer) -> None:
@@ -198,18 +224,25 @@ def test_timeout_gives_empty_text(server: FakeServer) -> None:
     gen = client(server, timeout_s=0.3, retries=1)
     start = time.monotonic()
     assert gen.generate(["x"]) == [""]
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 5
     assert gen.last_errors[0] is not None and "timed out" in gen.last_errors[0]
     assert len(server.script.requests) == 2
 
 
 def test_connection_refused_gives_empty_text() -> None:
-    with socket.socket() as probe:  # a port nobody listens on once closed
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    gen = OpenAIGenerator(f"http://127.0.0.1:{port}/v1", "tiny", retries=1, backoff_s=0.01)
+    gen = OpenAIGenerator(dead_url(), "tiny", retries=1)
     assert gen.generate(["x"]) == [""]
-    assert gen.last_errors[0] is not None and "refused" in gen.last_errors[0].lower()
+    assert gen.last_errors[0] is not None and "cannot connect" in gen.last_errors[0]
+    assert "2 attempts" in gen.last_errors[0]
+
+
+def test_generate_from_a_running_event_loop(server: FakeServer) -> None:
+    import asyncio
+
+    async def inside() -> list[str]:  # as in a notebook, whose cells run in an event loop
+        return client(server).generate(["x"])
+
+    assert asyncio.run(inside()) == ["echo:x"]
 
 
 def test_bad_configuration_fails_fast() -> None:
@@ -217,6 +250,58 @@ def test_bad_configuration_fails_fast() -> None:
         OpenAIGenerator("127.0.0.1:8000/v1", "tiny")
     with pytest.raises(ValueError, match="concurrency"):
         OpenAIGenerator("http://127.0.0.1:8000/v1", "tiny", concurrency=0)
+
+
+# --- rewardkit optimize --generator openai ----------------------------------------------------------------
+
+
+def optimize_cli(base_url: str, out: Path, *extra: str) -> int:
+    return optimize_main(["--dataset", "mini", "--limit", "2", "--generator", "openai", "--model", "tiny",
+                          "--base-url", base_url, "--api-key", "", "--out", str(out), "--repeats", "1",
+                          *extra])
+
+
+def test_optimize_against_an_unreachable_server_fails_fast(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    start = time.monotonic()
+    code = optimize_cli(dead_url(), out, "--iterations", "10")
+    elapsed = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert elapsed < 20, elapsed  # 4 attempts with the client's backoff: about 3 s (42 s and exit 0 before)
+    assert "stopped: generator 'openai' gave no text for any of the 2 prompts of iteration 0" in err
+    assert "2 x cannot connect to" in err and "--base-url" in err
+    assert "event loop" not in err  # the connection's own cause, not an exception met while handling it
+    assert not out.exists()  # nothing done, nothing written
+
+
+def test_optimize_against_a_server_that_always_fails(server: FakeServer, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    server.script.status = 500
+    code = optimize_cli(server.base_url, tmp_path / "out", "--iterations", "3", "--retries", "1")
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "2 x HTTP 500 from" in err and "scripted 500" in err and "2 attempts" in err
+    assert len(server.script.requests) == 4  # iteration 0 only: 2 prompts x 2 attempts
+
+
+def test_optimize_counts_partial_failures(server: FakeServer, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path / "cache"))
+    server.script.failures = [500, 400]  # the first request is retried and answered, the second is not
+    out = tmp_path / "out"
+    code = optimize_cli(server.base_url, out, "--iterations", "1")
+    err = capsys.readouterr().err
+    assert code == 0, err
+    summary = json.loads((out / "iterations.json").read_text())
+    assert [(row["prompts"], row["generation_failures"]) for row in summary["iterations"]] == [(2, 1), (2, 0)]
+    assert summary["generation_failures"] == 1 and summary["stopped"] is None
+    assert "1 of 4 generations failed (iteration 0: 1;" in err
+    steps = [json.loads(line)["steps"][0] for line in (out / "trajectories.jsonl").read_text().splitlines()]
+    [error] = [step["generator_error"] for step in steps if step["generator_error"] is not None]
+    assert error.startswith("HTTP 400 from") and "scripted 400" in error
 
 
 # --- local transformers model ----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from rewardkit.trainers.datasets import (
     grpo_rows,
     sft_rows,
 )
+from rewardkit.trainers.precision import precision
 from rewardkit.trainers.prompts import SYSTEM_PROMPT
 from rewardkit.trainers.train import main
 
@@ -102,9 +103,14 @@ def test_grpo_rows_standard_format_and_empty_original(problems: list[Problem]) -
     assert (row["baseline_code"], json.loads(row["baseline_metrics"])) == ("", {"passed": False})
 
 
-def test_builders_want_measured_references() -> None:
-    with pytest.raises(ValueError, match="measure_references"):
-        sft_rows(load_mini()[:1])
+def test_builders_measure_references_that_are_not_measured(sandbox: Sandbox, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path))
+    [problem] = [p for p in load_mini() if p.problem_id == IDS[0]]  # a fresh copy: nothing measured
+    assert not problem.measured
+    [row] = grpo_rows([problem], sandbox=sandbox)
+    assert problem.measured and json.loads(row["baseline_metrics"])["passed"] is True
+    assert list((tmp_path / "references").rglob("*.json"))  # measured here, and cached
     with pytest.raises(ValueError, match="original"):
         grpo_rows([], original="fastest")
 
@@ -210,6 +216,14 @@ def test_dpo_trains_on_triples(tiny_lm: TinyLM, problems: list[Problem], tmp_pat
     trainer.train()
     assert trainer.state.global_step == 2
     assert set(logged(trainer, "rewards/margins")) == {1, 2}
+
+
+def test_precision_is_bf16_only_where_cuda_supports_it() -> None:
+    import torch
+
+    assert precision({}) == {"bf16": torch.cuda.is_available() and torch.cuda.is_bf16_supported()}
+    assert precision({"use_cpu": True}) == {"bf16": False}
+    assert precision({"fp16": True}) == precision({"bf16": True}) == {}  # the caller's choice stands
 
 
 # -- command line -------------------------------------------------------------------------------------

@@ -1,16 +1,22 @@
 """Generators: a local transformers model, any OpenAI-compatible endpoint, and a replay pool.
 
-:class:`TransformersGenerator` lives in :mod:`rewardkit.trainers.generators.local`
-and needs the ``train`` extra; it is imported only when first asked for.
+:class:`TransformersGenerator` (:mod:`rewardkit.trainers.generators.local`,
+the ``train`` extra) and :class:`OpenAIGenerator`
+(:mod:`rewardkit.trainers.generators.openai`, the ``openai`` extra) are
+imported only when first asked for, so that the replay generator needs
+neither; a missing extra raises :class:`~rewardkit.optional.MissingExtra`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Generator, Prompt, Sampling
-from .openai import OpenAIGenerator
 from .replay import ReplayGenerator
+
+if TYPE_CHECKING:
+    from .local import TransformersGenerator
+    from .openai import OpenAIGenerator
 
 KINDS = ("local", "openai", "replay")
 
@@ -25,6 +31,8 @@ def make_generator(kind: str, **options: Any) -> Generator:
 
         return TransformersGenerator(**options)
     if kind == "openai":
+        from .openai import OpenAIGenerator
+
         return OpenAIGenerator(**options)
     if kind == "replay":
         return ReplayGenerator(**options)
@@ -32,9 +40,13 @@ def make_generator(kind: str, **options: Any) -> Generator:
 
 
 def __getattr__(name: str) -> Any:
-    """Import the local generator (torch, transformers) on first use only."""
+    """Import the local (torch, transformers) and OpenAI (openai) generators on first use only."""
     if name == "TransformersGenerator":
         from .local import TransformersGenerator
 
         return TransformersGenerator
+    if name == "OpenAIGenerator":
+        from .openai import OpenAIGenerator
+
+        return OpenAIGenerator
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,64 +1,63 @@
 """A generator for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, SGLang, ...).
 
-Standard library only: ``urllib.request`` in a thread pool.
+Built on the ``openai`` package (``pip install 'rewardkit[openai]'``): one
+``AsyncOpenAI`` client per :meth:`OpenAIGenerator.generate` call sends the
+requests, ``concurrency`` at a time under an asyncio semaphore, and retries
+by itself what is worth another try (connection errors, timeouts, 408, 409,
+429, 5xx: exponential backoff from 0.5 s, or the server's ``Retry-After``).
 """
 
 from __future__ import annotations
 
-import email.utils
-import http.client
-import json
+import asyncio
 import os
-import time
-import urllib.error
-import urllib.request
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
+from ...optional import requires
 from .base import Prompt, Sampling
 
-EXCERPT = 300  # characters of an error body kept in last_errors
+with requires("openai"):
+    import openai
 
+EXCERPT = 300  # characters of an error answer kept in last_errors
+CONNECT_TIMEOUT_S = 5.0  # a host that never answers fails this fast, whatever timeout_s is
+RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx: what the openai client retries
+NO_KEY = "EMPTY"  # sent for an empty key, as vLLM's docs do: a server started without a key ignores it
 
-class _Retryable(Exception):
-    """A failure worth another try (connection, timeout, 408, 429, 5xx)."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after = retry_after
+T = TypeVar("T")
 
 
 class OpenAIGenerator:
     """Completions from ``POST {base_url}/chat/completions``, ``concurrency`` requests at a time.
 
     ``base_url`` is the API root, e.g. ``http://127.0.0.1:8000/v1``.
-    ``api_key`` defaults to ``$OPENAI_API_KEY``; an empty key sends no
-    ``Authorization`` header (as a local vLLM expects).  Plain-text prompts
+    ``api_key`` defaults to ``$OPENAI_API_KEY``; an empty one (a local vLLM
+    started without ``--api-key``) is sent as ``EMPTY``, which such a server ignores.  Plain-text prompts
     become one user message; ``system_prompt`` goes first in any chat that
-    has no system message.  Failed requests are retried ``retries`` times,
-    waiting ``backoff_s * 2**attempt`` or the server's ``Retry-After``;
-    other 4xx answers are not retried.  ``timeout_s`` bounds each socket
-    operation.  ``extra_body`` (e.g. ``{"top_k": 20}`` for vLLM) is merged
-    into every request, and the ``options`` of :meth:`generate` into that call's.
+    has no system message.  The client retries a failed request up to
+    ``retries`` times; ``timeout_s`` bounds each attempt (connecting: at most
+    5 s).  ``extra_body`` (e.g. ``{"top_k": 20}`` for vLLM) is merged into
+    every request, and the ``options`` of :meth:`generate` into that call's.
     """
 
     name = "openai"
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, concurrency: int = 8,
-                 retries: int = 3, backoff_s: float = 0.5, timeout_s: float = 60.0,
-                 system_prompt: str | None = None, extra_body: dict[str, Any] | None = None) -> None:
+                 retries: int = 3, timeout_s: float = 60.0, system_prompt: str | None = None,
+                 extra_body: dict[str, Any] | None = None) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, e.g. http://127.0.0.1:8000/v1; "
                              f"got {base_url!r}")
-        if concurrency < 1 or retries < 0:
-            raise ValueError(f"need concurrency >= 1 and retries >= 0, got {concurrency} and {retries}")
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        if concurrency < 1 or retries < 0 or timeout_s <= 0:
+            raise ValueError(f"need concurrency >= 1, retries >= 0 and timeout_s > 0, got {concurrency}, "
+                             f"{retries} and {timeout_s}")
+        self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = os.environ.get("OPENAI_API_KEY", "") if api_key is None else api_key
         self.concurrency = concurrency
         self.retries = retries
-        self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
@@ -68,8 +67,7 @@ class OpenAIGenerator:
         """One completion per prompt, in order; ``""`` (and the reason in ``last_errors``) for failures."""
         sampling = sampling or Sampling()
         bodies = [self.body(prompt, sampling, **options) for prompt in prompts]
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            results = list(pool.map(self._complete, bodies))
+        results = _run(self._complete_all(bodies))
         self.last_errors = [error for _, error in results]
         return [text for text, _ in results]
 
@@ -85,72 +83,65 @@ class OpenAIGenerator:
             body["seed"] = sampling.seed
         return {**body, **self.extra_body, **options}
 
-    def _complete(self, body: dict[str, Any]) -> tuple[str, str | None]:
-        """The completion's text and ``None``, or ``""`` and why, after up to ``retries`` retries."""
-        reason = ""
-        for attempt in range(self.retries + 1):
+    async def _complete_all(self, bodies: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+        gate = asyncio.Semaphore(self.concurrency)
+        timeout = openai.Timeout(self.timeout_s, connect=min(self.timeout_s, CONNECT_TIMEOUT_S))
+        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key or NO_KEY,
+                                      max_retries=self.retries, timeout=timeout) as client:
+            return list(await asyncio.gather(*(self._complete(client, gate, body) for body in bodies)))
+
+    async def _complete(self, client: openai.AsyncOpenAI, gate: asyncio.Semaphore,
+                        body: dict[str, Any]) -> tuple[str, str | None]:
+        """The completion's text and ``None``, or ``""`` and why there is none."""
+        model, messages, rest = body["model"], body["messages"], {k: v for k, v in body.items()
+                                                                   if k not in ("model", "messages")}
+        async with gate:
             try:
-                return self._post(body), None
-            except _Retryable as failure:
-                reason = str(failure)
-                if attempt < self.retries:
-                    wait = failure.retry_after
-                    time.sleep(self.backoff_s * 2 ** attempt if wait is None else wait)
-            except ValueError as failure:
-                return "", str(failure)
-        return "", f"{reason} (gave up after {self.retries + 1} attempts)"
-
-    def _post(self, body: dict[str, Any]) -> str:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers,
-                                         method="POST")
+                completion = await client.chat.completions.create(model=model, messages=messages,
+                                                                  extra_body=rest)
+            except openai.OpenAIError as error:
+                return "", self._reason(error)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # nosec B310 - http(s) only, checked in __init__
-                raw = response.read()
-        except urllib.error.HTTPError as error:
-            reason = f"HTTP {error.code} from {self.url}: {_error_body(error)}"
-            if error.code in (408, 429) or error.code >= 500:
-                raise _Retryable(reason, _retry_after(error.headers.get("Retry-After"))) from error
-            raise ValueError(reason) from error
-        except (OSError, http.client.HTTPException) as error:  # refused, reset, timed out, cut short
-            raise _Retryable(f"request to {self.url} failed: {getattr(error, 'reason', error)}") from error
-        return _content(raw)
+            content = completion.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as error:  # an answer that is not a chat completion
+            return "", f"not a chat completion from {self.base_url} ({type(error).__name__}): " \
+                       f"{_excerpt(str(completion))}"
+        return content if isinstance(content, str) else "", None
+
+    def _reason(self, error: openai.OpenAIError) -> str:
+        """Why a request failed, in one line, with how many attempts the client made."""
+        attempts = f"(gave up after {self.retries + 1} attempts)"
+        if isinstance(error, openai.APITimeoutError):
+            return f"request to {self.base_url} timed out after {self.timeout_s:g} s {attempts}"
+        if isinstance(error, openai.APIConnectionError):
+            return f"cannot connect to {self.base_url}: {_root_cause(error)} {attempts}"
+        if isinstance(error, openai.APIStatusError):
+            status = error.status_code
+            retried = status in RETRIED_STATUSES or status >= 500
+            return (f"HTTP {status} from {self.base_url}: {_excerpt(error.response.text)}"
+                    + (f" {attempts}" if retried else ""))
+        return f"{type(error).__name__}: {error}"
 
 
-def _content(raw: bytes) -> str:
-    """The first choice's message text; ``ValueError`` for an answer that is not a chat completion."""
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end, in a thread of its own when this one already runs an event loop."""
     try:
-        content = json.loads(raw)["choices"][0]["message"].get("content")
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        raise ValueError(f"not a chat completion ({type(error).__name__}): {_excerpt(raw)}") from error
-    return content if isinstance(content, str) else ""
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # e.g. called from a notebook
+        return pool.submit(asyncio.run, coroutine).result()
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), if any."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+def _root_cause(error: BaseException) -> str:
+    """The message of the innermost explicit cause (e.g. the socket's "Connection refused")."""
+    seen = {id(error)}
+    while (inner := error.__cause__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        error = inner
+    return str(error) or type(error).__name__
 
 
-def _error_body(error: urllib.error.HTTPError) -> str:
-    """An excerpt of an error answer's body, or why it could not be read."""
-    try:
-        return _excerpt(error.read())
-    except (OSError, http.client.HTTPException) as failure:
-        return f"(body unreadable: {failure})"
-
-
-def _excerpt(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace").strip()
+def _excerpt(text: str) -> str:
+    text = text.strip()
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."
