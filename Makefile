@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench lint typecheck quality toolchains docker clean
 
-$(STAMP): pyproject.toml
+# constraints.txt pins our own torch (the CPU build); the package itself does not pin it.
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,train,bench,ray,serve]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,all]'
 	@touch $@
 
 demo: $(STAMP)
@@ -19,8 +20,9 @@ demo: $(STAMP)
 toolchains:
 	@bash scripts/install-toolchains.sh
 
-docker:
-	@bash scripts/docker-setup.sh
+# `rewardkit docker setup`, with the checkout's build cache (.cache/docker)
+docker: $(STAMP)
+	@PYTHON=$(PY) bash scripts/docker-setup.sh
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rewardkit sandbox analyzers trainers benchmarks tests

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..optional import requires
 from .profile import Profile
 from .report import QualityReport
 
@@ -31,10 +32,8 @@ START_MARGIN_S = 120.0  # a fresh Ray worker importing the tools and warming pyl
 
 def _ray() -> Any:
     """The ``ray`` module, initialised."""
-    try:
+    with requires("ray"):
         import ray
-    except ImportError as exc:
-        raise RuntimeError("backend='ray' needs the ray package: pip install 'rewardkit[ray]'") from exc
     if not ray.is_initialized():
         ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     return ray

@@ -1,7 +1,8 @@
-"""Command line: ``rewardkit run|score|analyze|bench|demo|optimize|train|serve``.
+"""rewardkit's command line: run, score, analyze, bench, demo, optimize, train, serve, docker.
 
-Exit codes: 0 when the work was done (whatever the code's verdict), 2 on bad
-usage or unreadable input.
+Exit codes: 0 when the work was done (whatever the code's verdict); 2 on bad
+usage, unreadable input or a missing optional extra (the message is the pip
+install line); 1 when docker setup fails or docker status finds it not ready.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .optional import MissingExtra, requires
+from .out_folder import FORCE_HELP, earlier_run
+
 if TYPE_CHECKING:
     from .scoring import Scorer
 
@@ -27,11 +31,19 @@ def _read_text(path: str) -> str:
     return Path(path).read_text(encoding="utf-8", errors="replace")
 
 
+def _check_backend(backend: str) -> None:
+    """MissingExtra now, not a traceback later, when the backend's extra is not installed."""
+    if backend == "ray":
+        with requires("ray"):
+            import ray  # noqa: F401
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``rewardkit run``: one solution against a suite, as a table or JSON."""
     from .sandbox import Limits, Sandbox, SuiteError, TestSuite
     from .sandbox.runtime.languages import resolve_language
 
+    _check_backend(args.backend)
     try:
         code = _read_text(args.solution)
         suite = TestSuite.from_dict(json.loads(Path(args.tests).read_text(encoding="utf-8")))
@@ -142,6 +154,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print("rewardkit bench: give --solutions JSONL (records {\"problem_id\", \"code\", \"sample\"}); "
               "generating solutions with a model comes with rewardkit.trainers", file=sys.stderr)
         return 2
+    earlier = None if args.force else earlier_run(args.out, "report.json")
+    if earlier:
+        print(f"rewardkit bench: {earlier}", file=sys.stderr)
+        return 2
     try:
         problems = load_dataset(args.dataset, split=args.split, limit=args.limit)
         solutions = read_solutions(args.solutions)
@@ -152,6 +168,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     print(metrics_table(run.report))
     print(f"\nreport: {', '.join(str(path) for path in run.files)}")
+    return 0
+
+
+def cmd_docker(args: argparse.Namespace) -> int:
+    """``rewardkit docker setup|status``: make the docker backend usable, or say what is there."""
+    from .sandbox import docker_setup
+
+    if args.action == "status":
+        state = docker_setup.inspect(args.image)
+        print("\n".join(state.lines()))
+        return 0 if state.ready else 1
+    if os.environ.get("REWARDKIT_SKIP_DOCKER") == "1":
+        print("rewardkit docker setup: REWARDKIT_SKIP_DOCKER=1, nothing done", file=sys.stderr)
+        return 0
+    try:
+        state = docker_setup.setup(args.image, Path(args.cache) if args.cache else None, args.rebuild)
+    except docker_setup.SetupError as exc:
+        print(f"rewardkit docker setup: {exc}", file=sys.stderr)
+        return 1
+    print(f"docker backend ready: engine {state.engine}, image {state.image}")
     return 0
 
 
@@ -167,12 +203,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .sandbox import Limits
     from .serve import Caps, ServeConfig, ServeError
 
-    try:
+    with requires("serve"):  # the server modules import fastapi and uvicorn
         from .serve.server import serve
-    except ImportError as exc:
-        print(f"rewardkit serve: {exc.name or exc} is missing: pip install 'rewardkit[serve]'",
-              file=sys.stderr)
-        return 2
+    _check_backend(args.backend)
     try:
         config = ServeConfig(host=args.host, port=args.port, token=args.token or None,
                              workers=args.workers, backend=args.backend,
@@ -196,9 +229,11 @@ OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "t
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
+    from .rewards.components import OBJECTIVE_CHOICES
     from .sandbox.sandbox import BACKENDS
 
-    parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a solution against a test suite in the sandbox")
@@ -231,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--out", metavar="OUT.jsonl", help="with --jsonl: write results here, not stdout")
     score.add_argument("--preset", default="cisq_grpo",
                        help="afterburner, cisq_grpo or quality_efficiency (default cisq_grpo)")
-    score.add_argument("--objective", choices=["time", "memory", "integral"],
+    score.add_argument("--objective", choices=OBJECTIVE_CHOICES,
                        help="efficiency objective of afterburner and quality_efficiency (default time)")
     score.add_argument("--format", choices=["table", "json"],
                        help="output for a SOLUTION_FILE (default table)")
@@ -249,14 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("analyze", help="static quality analysis (CISQ / ISO 5055)", add_help=False)
     sub.add_parser("optimize", help="the Afterburner loop: iteratively improve solutions with a generator",
                    add_help=False)
-    sub.add_parser("train", help="train with TRL: grpo | sft | dpo with rewardkit rewards", add_help=False)
+    sub.add_parser("train", help="train with TRL: grpo, sft or dpo with rewardkit rewards", add_help=False)
 
     bench = sub.add_parser("bench", help="evaluate solutions on a benchmark; write report.json/md and plots")
     bench.add_argument("--dataset", default="mini",
                        help="mini (embedded, default), venus, mercury, apps, humaneval, or a local path")
     bench.add_argument("--solutions", help="JSONL of {problem_id, code, sample} records")
     bench.add_argument("--samples", type=int, default=None, help="keep the first N samples per problem")
-    bench.add_argument("--out", default="out/bench", help="report folder (default out/bench)")
+    bench.add_argument("--out", default="out/bench",
+                       help="report folder (default out/bench); one holding a report is refused")
+    bench.add_argument("--force", action="store_true", help=FORCE_HELP)
     bench.add_argument("--split", default=None, help="dataset split for hub datasets")
     bench.add_argument("--limit", type=int, default=None, help="load at most N problems")
     bench.add_argument("--workers", type=int, default=None)
@@ -264,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     _add_serve(sub)
+    _add_docker(sub)
 
     demo = sub.add_parser("demo", help="the main job on the embedded benchmark: rewards, metrics, report")
     demo.add_argument("--out", default=None, help="report folder (default out/demo)")
@@ -279,8 +317,9 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "serve", help="HTTP reward service: /score, /run, /analyze, /openrlhf, /health",
         description="Serve rewardkit's rewards over HTTP (OpenAPI at /openapi.json), for trainers in "
                     "other processes: TRL through rewardkit.client.RemoteReward, verl through "
-                    "rewardkit.client.compute_score, OpenRLHF through --remote_rm_url .../openrlhf. "
-                    "One process with one shared sandbox and caches; needs the [serve] extra.")
+                    "rewardkit.client.compute_score_async, OpenRLHF through --reward.remote_url "
+                    ".../openrlhf?preset=NAME (with --data.label_key naming the tests column). One process "
+                    "with one shared sandbox and caches; needs the [serve] extra.")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; any other needs a token)")
     serve.add_argument("--port", type=int, default=conf.DEFAULT_PORT, help=f"default {conf.DEFAULT_PORT}")
@@ -319,6 +358,32 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     serve.set_defaults(func=cmd_serve)
 
 
+def _add_docker(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    docker = sub.add_parser(
+        "docker", help="set up the docker backend: engine and sandbox image",
+        description="Make the docker backend usable on this machine. setup installs Debian's "
+                    "docker.io when docker is missing (root and apt), starts dockerd when the engine "
+                    "does not answer, and builds the sandbox image when it is absent (debootstrap, no "
+                    "registry; caches in $REWARDKIT_CACHE, else ~/.cache/rewardkit/docker). status "
+                    "prints what is there and exits 1 unless the backend is ready.")
+    actions = docker.add_subparsers(dest="action", required=True)
+    setup = actions.add_parser("setup", help="install, start and build what is missing (idempotent)",
+                               description="Install docker.io, start dockerd and build the sandbox "
+                                           "image, each only when missing. Needs root for those steps.")
+    setup.add_argument("--image", default=None,
+                       help="image tag (default $REWARDKIT_IMAGE or rewardkit-sandbox:latest)")
+    setup.add_argument("--cache", default=None,
+                       help="build cache folder (default $REWARDKIT_CACHE or ~/.cache/rewardkit/docker)")
+    setup.add_argument("--rebuild", action="store_true",
+                       help="rebuild the image's root filesystem even when the image and cache exist")
+    status = actions.add_parser("status", help="print the docker CLI, engine, image and cache",
+                                description="Print what the docker backend needs and whether it is "
+                                            "there; exit 0 when ready, 1 otherwise. Changes nothing.")
+    status.add_argument("--image", default=None,
+                        help="image tag (default $REWARDKIT_IMAGE or rewardkit-sandbox:latest)")
+    docker.set_defaults(func=cmd_docker)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code.
 
@@ -333,6 +398,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args_in: list[str]) -> int:
+    """Dispatch to the subcommand; a missing optional extra is its pip line and exit 2."""
+    try:
+        return _dispatch(args_in)
+    except MissingExtra as exc:
+        command = f"rewardkit {args_in[0]}" if args_in else "rewardkit"
+        print(f"{command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args_in: list[str]) -> int:
     if args_in and args_in[0] in OWN_PARSERS:  # so that `rewardkit analyze -h` is analyze's own help
         module = importlib.import_module(OWN_PARSERS[args_in[0]], __package__)
         return int(module.main(args_in[1:]))

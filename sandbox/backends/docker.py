@@ -1,8 +1,8 @@
 """Docker backend: the same worker, inside a locked-down container.
 
 Each worker is ``docker run -i --rm`` of the ``rewardkit-sandbox`` image (a
-minimal Debian with python3; build it with ``make docker`` or
-``scripts/docker-setup.sh``), talking frames over the container's
+minimal Debian with python3; build it with ``rewardkit docker setup``,
+:mod:`..docker_setup`), talking frames over the container's
 stdin/stdout.  By default every job gets a fresh container that is removed
 afterwards (Monolith's one-container-per-task mode); ``warm_pool=True`` keeps
 containers and runs many jobs in each, much faster.
@@ -59,7 +59,8 @@ LABEL = "rewardkit=sandbox"
 MOUNT_DIR = RUNTIME_MOUNT
 PACKAGES_DIR = "/opt/rewardkit/packages"
 WORKER_OVERHEAD_MB = 256
-SETUP_HINT = "run `make docker` (or `scripts/docker-setup.sh`) to install, start and build it"
+SETUP_HINT = ("run `rewardkit docker setup` (as root) to install, start and build it; "
+              "`rewardkit docker status` says what is there")
 
 
 class DockerWorker(WorkerProcess):

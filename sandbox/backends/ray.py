@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ...optional import MissingExtra
 from .. import judge
 from ..referee import needs_referee
 from ..suite import TestSuite
@@ -47,7 +48,6 @@ except ImportError:  # the [ray] extra is not installed: RayExecutor says so
 
 log = logging.getLogger("rewardkit.sandbox")
 
-INSTALL_HINT = "pip install 'rewardkit[ray]'"
 START_MARGIN_S = 60.0  # on top of the limits' bound: Ray worker and sandbox worker start-up
 
 
@@ -135,7 +135,7 @@ class RayExecutor:
     def __init__(self, workers: int | None, packages: tuple[str, ...], trust_suites: bool = True,
                  **options: Any) -> None:
         if ray is None:
-            raise RuntimeError(f"backend='ray' needs the ray package: {INSTALL_HINT}")
+            raise MissingExtra("ray", "ray")
         known = [f.name for f in fields(RayOptions)]
         unknown = sorted(set(options) - set(known))
         if unknown:

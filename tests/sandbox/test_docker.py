@@ -1,7 +1,7 @@
 """The docker backend against a real engine (SPEC §3.1, §6).
 
 Skipped only when REWARDKIT_SKIP_DOCKER=1; without an engine or image these
-tests fail, telling you to run ``scripts/docker-setup.sh``.
+tests fail, telling you to run ``rewardkit docker setup``.
 """
 
 from __future__ import annotations
@@ -211,8 +211,10 @@ def test_run_many_in_parallel_containers() -> None:
 
 
 def test_missing_image_says_what_to_run() -> None:
-    with pytest.raises(RuntimeError, match=r"docker-setup\.sh"):
+    """The hint names a command an installed user has (the wheel has no scripts/ or Makefile)."""
+    with pytest.raises(RuntimeError, match=r"run `rewardkit docker setup`") as raised:
         Sandbox(backend="docker", image="rewardkit-sandbox:no-such-tag")
+    assert "make docker" not in str(raised.value) and "scripts/" not in str(raised.value)
 
 
 def test_a_run_cannot_reach_the_worker_in_its_container(warm: Sandbox) -> None:

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 
+from rewardkit.optional import MissingExtra
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
 from rewardkit.sandbox.backends import ray as ray_backend
 
@@ -181,7 +182,7 @@ def test_bad_options_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="timeout_s"):
         Sandbox(backend="ray", timeout_s=0)
     monkeypatch.setattr(ray_backend, "ray", None)
-    with pytest.raises(RuntimeError, match=r"pip install 'rewardkit\[ray\]'"):
+    with pytest.raises(MissingExtra, match=r"pip install 'rewardkit\[ray\]'"):
         Sandbox(backend="ray")
 
 

@@ -2,8 +2,9 @@
 # Build the sandbox base image (rewardkit-sandbox:latest) without any registry:
 # a minimal Debian bookworm root filesystem made by debootstrap, holding
 # python3 and what it needs, imported with `docker import`.
+# Shipped in the wheel and run by `rewardkit docker setup` (rewardkit.sandbox.docker_setup).
 #
-# Two caches under .cache/docker/ (git-ignored) make rebuilds fast:
+# Two caches in the cache folder make rebuilds fast:
 #   debs-*.tgz    the packages debootstrap downloaded (--make-tarball)
 #   rootfs-*.tar  the finished, trimmed root filesystem
 # Both are keyed by the suite, architecture, package list and a hash of this
@@ -12,14 +13,14 @@
 # Environment:
 #   REWARDKIT_IMAGE          image tag            (default rewardkit-sandbox:latest)
 #   REWARDKIT_DEBIAN_MIRROR  Debian mirror URL    (default: read from /etc/apt)
-#   REWARDKIT_CACHE          cache folder         (default <repo>/.cache/docker)
+#   REWARDKIT_CACHE          cache folder         (default ${XDG_CACHE_HOME:-~/.cache}/rewardkit/docker;
+#                                                  `make docker` uses <repo>/.cache/docker)
 #   DOCKER                   docker CLI           (default docker)
 # Flags: --force rebuilds the root filesystem even when it is cached.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 IMAGE="${REWARDKIT_IMAGE:-rewardkit-sandbox:latest}"
-CACHE="${REWARDKIT_CACHE:-$ROOT/.cache/docker}"
+CACHE="${REWARDKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rewardkit/docker}"
 DOCKER="${DOCKER:-docker}"
 SUITE=bookworm
 PACKAGES=python3
