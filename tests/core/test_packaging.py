@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-LOCAL_ONLY = (".git", ".venv", "build", "*.egg-info", "out", ".cache", ".typecheck", "*_cache", "__pycache__")
+from installed import REPO, build_wheel
+
 ROOTS = {"rewardkit": "rewardkit", "sandbox": "rewardkit/sandbox", "analyzers": "rewardkit/analyzers",
          "trainers": "rewardkit/trainers", "benchmarks": "rewardkit/benchmarks"}
 
@@ -27,12 +24,7 @@ def _tree_folders() -> set[str]:
 
 
 def test_the_wheel_has_every_package_folder(tmp_path: Path) -> None:
-    source = tmp_path / "source"  # a clean copy: setuptools' build/ folder keeps stale files
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(*LOCAL_ONLY))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path), str(source)], check=True, capture_output=True)
-    (wheel,) = tmp_path.glob("rewardkit-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(build_wheel(tmp_path)) as archive:  # from a clean copy: build/ keeps stale files
         shipped = {name.rsplit("/", 1)[0] for name in archive.namelist() if name.startswith("rewardkit/")}
     missing = _tree_folders() - shipped
     assert not missing, f"package folders missing from the wheel: {sorted(missing)}"
