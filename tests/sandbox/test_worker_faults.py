@@ -129,10 +129,18 @@ def test_workers_that_died_while_idle_are_replaced_before_a_job_is_given_to_them
     """Every warm worker killed between jobs (the OOM killer, a stray kill): the next jobs run on
     new workers and pass, instead of being tried on one dead worker after another and ending
     ``sandbox_error`` (a sample a trainer then leaves out)."""
+    def workers() -> set[psutil.Process]:
+        found = set()
+        for process in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if "runtime.worker" in " ".join(process.cmdline()):
+                    found.add(process)
+        return found
+
+    others = workers()  # warm workers of other tests' sandboxes, left alone
     with Sandbox(workers=2) as sb:
         assert all(r.passed for r in sb.run_many([(ADD_CODE, ADD)] * 4))
-        warm = [p for p in psutil.Process().children(recursive=True)
-                if "runtime.worker" in " ".join(p.cmdline())]
+        warm = list(workers() - others)
         assert len(warm) == 2, warm
         for worker in warm:
             worker.send_signal(signal.SIGKILL)
