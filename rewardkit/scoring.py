@@ -38,7 +38,7 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
-from .rewards.engine import OBJECTIVES
+from .rewards.components import OBJECTIVE_CHOICES
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.runtime.languages import resolve_language
 from .sandbox.suite_formats import suite_language
@@ -77,15 +77,16 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
             with_objective = ", ".join(name for name in sorted(PRESETS) if takes_objective(name))
             raise ScoreError(f"preset {preset!r} has no objective; --objective applies to "
                              f"{with_objective}")
-        if objective not in OBJECTIVES:
-            raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVES)}")
+        if objective not in OBJECTIVE_CHOICES:
+            raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_CHOICES)}")
         options["objective"] = objective
     if repeats is not None:
         if engine is not None:
             raise ScoreError("give repeats or an engine, not both (the engine's sandbox sets repeats)")
         if repeats < 1:
             raise ScoreError(f"repeats must be at least 1, got {repeats}")
-        engine = Engine(limits=limits, repeats=repeats)
+        engine = Engine(limits=limits, repeats=repeats,
+                        meter="instructions" if objective == "instructions" else "time")
     if engine is not None:
         options["engine"] = engine
     try:

@@ -25,6 +25,8 @@ Scored = tuple[float | None, dict[str, Any]]
 DEFAULT_NOISE_FLOOR = {"time": 0.05, "memory": 0.01, "integral": 0.05, "instructions": 0.0}
 # every objective an efficiency reward takes: the sandbox's three meters and the instruction count
 OBJECTIVE_CHOICES = (*OBJECTIVES, "instructions")
+NO_COUNT = ("the 'instructions' objective needs instruction counts: give the reward no engine (the "
+            "presets then count), or an engine or sandbox with meter='instructions'")
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,8 @@ def efficiency(objective: str = "time", noise_floor: float | None = None,
             return 0.0, {**_status(view), "why_zero": "the baseline does not pass: no reference"}
         candidate = Metrics.from_result(view.result)
         e_in, e_out = _measure(view.baseline, objective), _measure(candidate, objective)
+        if objective == "instructions" and None in (e_in, e_out):
+            raise ConfigError(NO_COUNT)
         if e_in is None or e_out is None:
             return None, {**_status(view), "error": f"no {objective} measurement"}
         floor = noise_floor if noise_floor is not None else noise_floor_for(objective, view.baseline,
@@ -178,6 +182,8 @@ def percentile(objective: str = "time") -> Component:
             return 0.0, _status(view)
         values = [float(r[key]) if isinstance(r, dict) else float(r) for r in references]
         measured = _measure(Metrics.from_result(view.result), objective)
+        if measured is None and objective == "instructions":
+            raise ConfigError(NO_COUNT)
         if measured is None:
             return None, {**_status(view), "error": f"no {objective} measurement"}
         return formulas.percentile_rank(measured, values), _status(view)

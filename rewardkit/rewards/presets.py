@@ -68,7 +68,11 @@ def shaping_components(shaping: Shaping | None) -> list[tuple[Component, float]]
 
 
 def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | None,
-            repeats: int) -> Engine:
+            repeats: int, objective: str = "time") -> Engine:
+    """The engine given, else one of its own; the ``instructions`` objective counts with the
+    instruction meter, one run per job (a count does not vary from run to run)."""
+    if engine is None and sandbox is None and objective == "instructions":
+        return Engine(limits=limits, meter="instructions")
     return engine or Engine(sandbox=sandbox, limits=limits, repeats=repeats)
 
 
@@ -80,7 +84,7 @@ def afterburner(objective: str = "time", *, engine: Engine | None = None,
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"])],
-                  _engine(engine, sandbox, limits, REPEATS["afterburner"]), strict,
+                  _engine(engine, sandbox, limits, REPEATS["afterburner"], objective), strict,
                   "afterburner").with_components(*shaping_components(shaping))
 
 
@@ -105,7 +109,7 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"]),
                    (c.quality(), w["quality"])],
-                  _engine(engine, sandbox, limits, REPEATS["quality_efficiency"]), strict,
+                  _engine(engine, sandbox, limits, REPEATS["quality_efficiency"], objective), strict,
                   "quality_efficiency").with_components(*shaping_components(shaping))
 
 

@@ -97,6 +97,30 @@ def test_baseline_decides_the_transition(files: dict[str, str],
     assert "transition" in out and "pass→fail" in out and "baseline  " in out
 
 
+@pytest.mark.parametrize("repeats", [[], ["--repeats", "1"]])
+def test_the_instruction_count_objective_is_measured_with_the_instruction_meter(
+        files: dict[str, str], capsys: pytest.CaptureFixture[str], repeats: list[str]) -> None:
+    """``--objective instructions`` (offered by the CLI, accepted by the efficiency reward) counts
+    instructions: the baseline's loop costs far more than the closed form."""
+    scored = score_json(capsys, files["good"], "--tests", files["tests"], "--preset", "afterburner",
+                        "--baseline", files["slow"], "--objective", "instructions", *repeats)
+    info = scored["info"]["efficiency_instructions"]
+    assert info["e_in"] > 3 * info["e_out"] > 0, info
+    assert scored["components"]["efficiency_instructions"] > 0.5
+
+
+def test_instructions_without_counts_is_a_configuration_error() -> None:
+    """A reward given a timing sandbox cannot score the instruction count: it says so at the
+    first call instead of leaving every sample out."""
+    from rewardkit import rewards
+    from rewardkit.rewards import ConfigError, Engine
+
+    reward = rewards.afterburner("instructions", engine=Engine(repeats=1))
+    with pytest.raises(ConfigError, match="meter='instructions'"):
+        reward.score([{"completion": GOOD, "tests": TESTS, "baseline_code": SLOW}])
+    reward.engine.close()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
