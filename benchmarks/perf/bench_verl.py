@@ -20,17 +20,15 @@ median of ``--rounds`` rounds.  Run: ``python benchmarks/perf/bench_verl.py``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
-import inspect
 import json
 import statistics
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rewardkit.benchmarks.perf.verl_calls import verl_manager
 from rewardkit.rewards import verl
 
 TESTS = json.dumps({"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}
@@ -39,7 +37,6 @@ CODES = ["n = int(input())\nprint(n * (n + 1) // 2)\n",
          "n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\nprint(total)\n",
          "n = int(input())\nprint(n)\n"]
 GROUP = [0, 0, 0, 1, 1, 2, 0, 1]  # one prompt's 8 completions: duplicates, as sampling gives them
-THREADS = 32  # verl's default executor on a machine with 28 CPUs or more
 
 
 def step() -> list[tuple[str, str, dict[str, Any]]]:
@@ -47,24 +44,6 @@ def step() -> list[tuple[str, str, dict[str, Any]]]:
     marker = uuid.uuid4().hex
     return [(f"```python\n# {marker} {prompt}\n{CODES[k]}```", TESTS, {"index": prompt})
             for prompt in range(2) for k in GROUP]
-
-
-def verl_chunk(function: Callable[..., Any], samples: list[tuple[str, str, dict[str, Any]]]) -> list[Any]:
-    """The calls as verl's reward loop makes them: one task per sample, gathered."""
-    is_async = inspect.iscoroutinefunction(function)
-
-    async def run_single(solution: str, truth: str, info: dict[str, Any]) -> Any:
-        call = functools.partial(function, data_source="bench", solution_str=solution, ground_truth=truth,
-                                 extra_info=info)
-        if is_async:
-            return await call()
-        return await asyncio.get_running_loop().run_in_executor(None, call)
-
-    async def chunk() -> list[Any]:
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(THREADS))
-        return list(await asyncio.gather(*(run_single(*s) for s in samples)))
-
-    return asyncio.run(chunk())
 
 
 def uncoalesced(data_source: Any, solution_str: str, ground_truth: Any, extra_info: dict[str, Any]) -> Any:
@@ -78,10 +57,10 @@ def batch(samples: list[tuple[str, str, dict[str, Any]]]) -> list[Any]:
 
 
 MODES: dict[str, Callable[[list[tuple[str, str, dict[str, Any]]]], list[Any]]] = {
-    "per-sample, gathered (threads)": functools.partial(verl_chunk, verl.compute_score),
-    "per-sample, gathered (async)": functools.partial(verl_chunk, verl.compute_score_async),
+    "per-sample, gathered (threads)": functools.partial(verl_manager, verl.compute_score),
+    "per-sample, gathered (async)": functools.partial(verl_manager, verl.compute_score_async),
     "batch": batch,
-    "per-sample, not gathered": functools.partial(verl_chunk, uncoalesced),
+    "per-sample, not gathered": functools.partial(verl_manager, uncoalesced),
 }
 
 
@@ -90,7 +69,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     engine, coalescer = verl.reward_for().engine, verl.scorer().coalescer
-    verl_chunk(verl.compute_score, step())  # warm the sandbox's workers and the analyzers
+    verl_manager(verl.compute_score, step())  # warm the sandbox's workers and the analyzers
     times: dict[str, list[float]] = {mode: [] for mode in MODES}
     runs: dict[str, int] = {}
     batches: dict[str, list[int]] = {mode: [] for mode in MODES}

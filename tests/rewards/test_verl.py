@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from verl_calls import verl_manager, verl_wrap
 
+from rewardkit.benchmarks.perf.verl_calls import verl_manager, verl_wrap
 from rewardkit.rewards import ConfigError, Engine, RewardResult, afterburner, cisq_grpo, verl
 from rewardkit.rewards.verl import compute_score, compute_score_batch
 

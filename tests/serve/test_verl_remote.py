@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 from serve_helpers import Service, free_port, problem_batch
-from verl_calls import verl_manager, verl_wrap
 
 from rewardkit import client
+from rewardkit.benchmarks.perf.verl_calls import verl_manager, verl_wrap
 from rewardkit.rewards import ConfigError, Engine, cisq_grpo
 from rewardkit.rewards.verl import verl_result
 

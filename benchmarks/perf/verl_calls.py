@@ -1,4 +1,5 @@
-"""Calling a custom reward function the way verl's current source does (read 2026-01).
+"""Calling a custom reward function the way verl's current source does (read 2026-01), for
+``bench_verl.py`` and the verl tests.
 
 verl wraps the function with the config's ``reward_kwargs`` (``verl/trainer/ppo/reward.py``,
 ``get_custom_reward_fn``: a ``functools.partial`` whose keywords win over the call's), then its
