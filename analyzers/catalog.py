@@ -123,13 +123,15 @@ RULES: tuple[Rule, ...] = tuple(
         "rk-perf",
         "performance",
         ("string-concat-in-loop", "low", 1046, "`s += '...'` on a str inside a loop"),
-        ("io-in-loop", "medium", 1050, "file, network or process I/O call inside a loop"),
+        ("io-in-loop", "medium", 1050, "I/O call (open, requests, subprocess...) or "
+         "`f.write()`-style call on an opened file or socket, inside a loop"),
         ("expensive-call-in-loop", "low", 1050, "re.compile, deepcopy and the like in a loop"),
         ("growing-copy-in-loop", "medium", 1050, "`xs = xs + [x]`, `xs.insert(0, x)` in a loop"),
         ("large-literal", "low", 1043, "literal over `max_literal_elements` elements"),
         ("deeply-nested-literal", "low", 1043, "literal nested over `max_literal_depth`"),
         ("too-many-class-attributes", "low", 1043, "class body over `max_class_attributes`"),
-        ("linear-search-in-loop", "medium", 1067, "`x in some_list`, `some_list.index(x)` in loop"),
+        ("linear-search-in-loop", "medium", 1067, "`x in some_list`, `some_list.index(x)` or a "
+         "for/if/break search of a list, in a loop"),
     )
     + _rows(
         "rk-reliability",

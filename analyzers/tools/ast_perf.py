@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 
 from ..finding import Finding
 from ._astutil import (
+    LOOPS,
+    NESTED_SCOPES,
     assigned_kinds,
     dotted,
     import_aliases,
@@ -32,6 +34,15 @@ IO_CALLS = frozenset({
     "requests.patch", "requests.request", "httpx.get", "httpx.post",
 })
 IO_METHODS = frozenset({"read_text", "write_text", "read_bytes", "write_bytes", "execute"})
+# Methods that do I/O when called on a name bound to a file or socket opened in this module.
+# ``sys.stdout.write`` / ``sys.stdin.readline`` are not flagged, like ``print`` and ``input``:
+# competitive-programming answers write and read standard streams in loops by design, and
+# ``open(0)`` / ``open(1)`` (a file-descriptor number) count as those streams too.
+HANDLE_IO_METHODS = frozenset({"write", "writelines", "read", "readline", "send", "sendall", "recv"})
+HANDLE_OPENERS = frozenset({
+    "open", "io.open", "codecs.open", "gzip.open", "bz2.open", "lzma.open",
+    "socket.socket", "socket.create_connection",
+})
 EXPENSIVE_CALLS = frozenset({
     "copy.deepcopy", "multiprocessing.Pool", "concurrent.futures.ThreadPoolExecutor",
     "concurrent.futures.ProcessPoolExecutor",
@@ -89,10 +100,27 @@ class PerfTool(PerUnitTool):
         """Loop-body costs per scope, then oversized literals and classes of the whole module."""
         aliases = import_aliases(unit.nodes)
         module_kinds = assigned_kinds(unit.tree)
+        parents = unit.parents
+        module_handles = _handles(unit.tree.body, aliases, parents)
         for scope in scopes(unit.tree, unit.nodes):
             kinds = {**module_kinds, **assigned_kinds(scope)}
+            handles = {**module_handles, **_handles(scope_body(scope), aliases, parents)}
             for node in repeated_nodes(scope_body(scope)):
                 yield from self._in_loop(node, kinds, aliases)
+                if isinstance(node, (ast.For, ast.AsyncFor)):
+                    yield from self._explicit_search(node, kinds)
+                elif (
+                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in HANDLE_IO_METHODS
+                    and isinstance(node.func.value, ast.Name)
+                    and _opened_outside_loop(handles.get(node.func.value.id, ()), node, parents)
+                ):
+                    yield self.emit(
+                        "io-in-loop",
+                        f"I/O call {node.func.value.id}.{node.func.attr}() on a file or socket "
+                        "inside a loop; batch it",
+                        node.lineno,
+                    )
         yield from self._literals(unit.nodes)
         yield from self._class_attributes(unit.nodes)
 
@@ -125,6 +153,29 @@ class PerfTool(PerUnitTool):
                         f"membership test on list '{right.id}' in a loop; use a set",
                         node.lineno,
                     )
+
+    def _explicit_search(
+        self, node: ast.For | ast.AsyncFor, kinds: dict[str, set[str]]
+    ) -> Iterator[Finding | None]:
+        """``for y in some_list: if y == x: ...; break`` inside another loop: ``x in some_list``."""
+        if not (
+            isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Name)
+            and only_kind(kinds, node.iter.id, "list")
+        ):
+            return
+        item = node.target.id
+        for stmt in node.body:
+            if (
+                isinstance(stmt, ast.If) and stmt.body
+                and isinstance(stmt.body[-1], (ast.Break, ast.Return))
+                and _equals_item(stmt.test, item)
+            ):
+                yield self.emit(
+                    "linear-search-in-loop",
+                    f"for/if/break search of list '{node.iter.id}' in a loop; use a set or dict",
+                    node.lineno,
+                )
+                return
 
     def _rebinding(
         self, node: ast.Assign, target: ast.expr, kinds: dict[str, set[str]]
@@ -227,6 +278,69 @@ class PerfTool(PerUnitTool):
                     f"class {cls.name} has {len(names)} class attributes (limit {limit})",
                     cls.lineno,
                 )
+
+
+def _loops_around(node: ast.AST, parents: dict[int, ast.AST]) -> set[int]:
+    """Ids of the loops around ``node`` up to its function or class."""
+    out: set[int] = set()
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, NESTED_SCOPES):
+        if isinstance(current, LOOPS):
+            out.add(id(current))
+        current = parents.get(id(current))
+    return out
+
+
+def _handles(
+    stmts: list[ast.stmt], aliases: dict[str, str], parents: dict[int, ast.AST]
+) -> dict[str, list[set[int]]]:
+    """Names bound to a file or socket (``with open(...) as f``, ``f = open(...)``), each
+    with the loops around every place it is bound."""
+    out: dict[str, list[set[int]]] = {}
+    for node in walk_body(stmts):
+        pairs: list[tuple[ast.expr | None, ast.expr]] = []
+        if isinstance(node, ast.withitem):
+            pairs.append((node.optional_vars, node.context_expr))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            pairs.append((node.targets[0], node.value))
+        for target, value in pairs:
+            if isinstance(target, ast.Name) and _opens_handle(value, aliases):
+                out.setdefault(target.id, []).append(_loops_around(value, parents))
+    return out
+
+
+def _opens_handle(value: ast.expr, aliases: dict[str, str]) -> bool:
+    """``open(...)``, ``socket.socket(...)``...; not ``open(0)`` (a descriptor number: stdin)."""
+    if not (isinstance(value, ast.Call) and dotted(value.func, aliases) in HANDLE_OPENERS):
+        return False
+    first = value.args[0] if value.args else None
+    return not (isinstance(first, ast.Constant) and isinstance(first.value, int))
+
+
+def _opened_outside_loop(
+    bindings: Iterable[set[int]], call: ast.AST, parents: dict[int, ast.AST]
+) -> bool:
+    """Whether a loop runs ``call`` more often than every ``open`` of its handle.
+
+    A handle opened and read once per iteration is one I/O per iteration, and that
+    ``open()`` is already flagged; a read or write in a loop inside that one is flagged.
+    """
+    bindings = list(bindings)
+    around = _loops_around(call, parents)
+    return bool(bindings) and all(around - loops for loops in bindings)
+
+
+def _equals_item(test: ast.expr, item: str) -> bool:
+    """``item == other`` or ``other == item``, ``other`` not reading ``item``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    for mine, other in (sides, sides[::-1]):
+        if isinstance(mine, ast.Name) and mine.id == item and not any(
+            isinstance(n, ast.Name) and n.id == item for n in ast.walk(other)
+        ):
+            return True
+    return False
 
 
 def _spreads(value: ast.expr, name: str) -> bool:
