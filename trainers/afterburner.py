@@ -18,8 +18,11 @@ in one ``sandbox.run_many`` and keeps the best greedily:
   (SPEC §4.6).
 
 The prompt shows the current best code, its metrics and, when it fails,
-its own sandbox feedback (``feedback=False`` and ``show_original=False`` are
-the seed's ablations).  Every iteration is a :class:`Step` of the problem's
+its own sandbox feedback.  ``feedback=False`` and ``show_original=False`` are
+the seed's Table 2 ablations: "Remove Feedback" leaves out the execution
+feedback, i.e. the measured performance (passed, time, memory, integral) and
+the failure text; "Remove Original Code" leaves out the code and keeps its
+performance (and failure text).  Every iteration is a :class:`Step` of the problem's
 :class:`Trajectory`, with the per-sample values of the best code so far
 (Pass@1, Beyond-T/M/I as ``rewardkit bench`` defines them, against
 references measured here); :func:`iteration_metrics` averages them over
@@ -187,8 +190,11 @@ def optimize(problems: Problem | Sequence[Problem], generator: Generator, object
 
     ``original_code`` is one code for every problem or a mapping from problem
     id to code; problems without one get a generated first code.  Without
-    ``feedback`` the prompt leaves out why the current code failed; without
-    ``show_original`` it leaves out the current code (its metrics stay).
+    ``feedback`` the prompts leave out the execution feedback (the current
+    code's measured passed / time / memory / integral and why it failed);
+    without ``show_original`` they leave out the current code (its
+    performance and failure text stay).  These are the seed's Table 2
+    ablations.
     References without metrics are measured first, with ``sandbox``
     (default ``Sandbox(repeats=3)``, closed at the end).  A ``sampling.seed``
     is offset by the iteration, so that a rejected candidate's unchanged
@@ -201,7 +207,7 @@ def optimize(problems: Problem | Sequence[Problem], generator: Generator, object
     if not chosen:
         raise ValueError("no problems to optimise")
     originals = _originals(chosen, original_code)
-    loop = _Loop(chosen, generator, objective, sandbox or Sandbox(repeats=3), sampling)
+    loop = _Loop(chosen, generator, objective, sandbox or Sandbox(repeats=3), sampling, feedback)
     try:
         drafts = loop.draft(originals)  # before measuring: a generator that never answers fails fast
         measure_references([p for p in chosen if not p.measured],
@@ -251,8 +257,9 @@ class _Loop:
     """The state of one batched run: a trajectory per problem, its last step's best being current."""
 
     def __init__(self, problems: list[Problem], generator: Generator, objective: str, sandbox: Sandbox,
-                 sampling: Sampling | None) -> None:
+                 sampling: Sampling | None, feedback: bool = True) -> None:
         self.problems, self.generator, self.objective = problems, generator, objective
+        self.feedback = feedback  # False: the "Remove Feedback" ablation, no metrics nor failure text
         self.sandbox, self.sampling = sandbox, sampling
         self.trajectories = [Trajectory(p.problem_id, objective) for p in problems]
 
@@ -296,7 +303,7 @@ class _Loop:
     def _prompt(self, problem: Problem, code: str | None, measured: Mapping[str, Any] | None,
                 feedback: str | None) -> Prompt:
         text = afterburner_prompt(problem_text(problem), self.objective, problem.language, code, measured,
-                                  feedback)
+                                  feedback, execution_feedback=self.feedback)
         return chat(text, SYSTEM_PROMPT)
 
     def _generate(self, prompts: list[Prompt], iteration: int) -> tuple[list[str], list[str | None]]:

@@ -75,8 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--originals", metavar="FILE.jsonl",
                         help="the codes to start from: records {problem_id, code} as for rewardkit bench "
                              "(problems without one get a generated first code)")
-    parser.add_argument("--no-feedback", action="store_true", help="leave out why the current code failed")
-    parser.add_argument("--no-original", action="store_true", help="leave out the current code")
+    parser.add_argument("--no-feedback", action="store_true",
+                        help="the seed's Table 2 'Remove Feedback' ablation: prompts leave out the execution "
+                             "feedback (the current code's measured passed / time / memory / integral and "
+                             "why it failed)")
+    parser.add_argument("--no-original", action="store_true",
+                        help="the seed's Table 2 'Remove Original Code' ablation: prompts leave out the "
+                             "current code (its performance and failure text stay)")
     parser.add_argument("--temperature", type=float, default=Sampling.temperature)
     parser.add_argument("--max-new-tokens", type=int, default=Sampling.max_new_tokens)
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")

@@ -9,6 +9,12 @@ Three pieces, with the same slots as the paper's:
 * :func:`afterburner_prompt` (F.3): problem, original code and its measured
   performance, and what to do: write a first solution when there is no
   original, fix it when it failed, else make it faster / leaner.
+
+The seed's Table 2 ablations change what the prompt shows: "Remove Feedback"
+leaves out the execution feedback (the "Original performance" section, i.e.
+passed / time / memory / integral as Monolith measured them, and the failure
+text rewardkit adds), "Remove Original Code" leaves the original solution
+empty and keeps its performance (``original_code=None``).
 """
 
 from __future__ import annotations
@@ -50,15 +56,16 @@ Solve the problem below in {language}.
 
 ## Original solution
 {original}
-
-## Original performance
-Passed: {passed} | Time: {time} | Memory: {memory} | Integral: {integral}
-
+{performance}
 ## What to do
 - If the original solution is empty, write a first solution.
 - If it did not pass, fix it.
 - If it passed, make it more {instruction} while keeping it correct.
 - Give the complete code in one fenced code block tagged with the language.
+"""
+PERFORMANCE_TEMPLATE = """
+## Original performance
+Passed: {passed} | Time: {time} | Memory: {memory} | Integral: {integral}
 """
 
 
@@ -81,21 +88,25 @@ def baseline_prompt(problem: str, objective: str = "time", language: str = "pyth
 def afterburner_prompt(problem: str, objective: str = "time", language: str = "python",
                        original_code: str | None = None,
                        original_metrics: Mapping[str, Any] | None = None,
-                       feedback: str | None = None) -> str:
+                       feedback: str | None = None, *, execution_feedback: bool = True) -> str:
     """F.3: improve ``original_code`` given its measured performance (and the failure, if any).
 
     ``original_metrics`` has ``passed``, ``time_s``, ``peak_memory_kb`` and
     ``integral_kb_s``; ``feedback`` (the sandbox's text for the first
-    failing test) is appended when the original failed.
+    failing test) is appended when the original failed.  With
+    ``execution_feedback=False`` (the seed's "Remove Feedback" ablation,
+    Table 2) neither the metrics nor the failure text are shown.
     """
     metrics = dict(original_metrics or {})
     original = f"```{language}\n{original_code.rstrip()}\n```" if original_code else "(empty)"
-    text = AFTERBURNER_TEMPLATE.format(
-        language=LANGUAGE_NAMES.get(language, language), problem=problem.strip(), original=original,
+    performance = PERFORMANCE_TEMPLATE.format(
         passed=_show(metrics.get("passed")), time=_show(metrics.get("time_s"), " s"),
         memory=_show(metrics.get("peak_memory_kb"), " KiB"),
-        integral=_show(metrics.get("integral_kb_s"), " KiB·s"), instruction=instruction_for(objective))
-    if feedback and not metrics.get("passed"):
+        integral=_show(metrics.get("integral_kb_s"), " KiB·s")) if execution_feedback else ""
+    text = AFTERBURNER_TEMPLATE.format(
+        language=LANGUAGE_NAMES.get(language, language), problem=problem.strip(), original=original,
+        performance=performance, instruction=instruction_for(objective))
+    if execution_feedback and feedback and not metrics.get("passed"):
         text += f"\n## Why it failed\n{feedback.strip()}\n"
     return text
 

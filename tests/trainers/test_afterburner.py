@@ -155,6 +155,7 @@ def test_ablations_leave_out_the_original_code_and_the_feedback(problems: dict[s
         prompts[tuple(flags)] = content(generator.prompts[0])
     assert wrong.strip() in prompts[()] and "## Why it failed" in prompts[()]
     assert wrong.strip() in prompts[("feedback",)] and "## Why it failed" not in prompts[("feedback",)]
+    assert "Passed:" not in prompts[("feedback",)]  # no feedback: the measured performance goes too
     assert wrong.strip() not in prompts[("show_original",)] and "(empty)" in prompts[("show_original",)]
     assert "Passed: no" in prompts[("show_original",)]  # the metrics stay
 
