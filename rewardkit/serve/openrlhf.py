@@ -124,8 +124,7 @@ def with_pass_rate(reward: Reward) -> Reward:
     same engine, so the same runs): the source of ``scores``."""
     if any(component.name == PASS_RATE for component, _ in reward.components):
         return reward
-    return Reward([*reward.components, (components.pass_rate(), 0.0)], reward.engine, reward.strict,
-                  reward.__name__)
+    return reward.with_components((components.pass_rate(), 0.0))
 
 
 def answer_body(results: Sequence[RewardResult], names: Sequence[str]) -> dict[str, Any]:
