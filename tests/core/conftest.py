@@ -1,22 +1,45 @@
-"""Fixtures of the installed-wheel tests: one virtualenv with ``rewardkit[all]`` per session."""
+"""Fixtures of the installed-wheel tests: the wheel of this tree, built once per session, and
+virtualenvs that install it (one with every extra, one with the core dependencies only)."""
 
 from __future__ import annotations
 
-import pytest
-from installed import Installed, install
+import time
+from pathlib import Path
 
-_MADE: list[Installed] = []
+import pytest
+from installed import Installed, build_wheel, install
+
+_COSTS: list[str] = []
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """The wheel of this tree with every extra, in a fresh virtualenv (built once per session)."""
-    _MADE.append(install(tmp_path_factory.mktemp("installed")))
-    return _MADE[-1]
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of a clean copy of this tree (setuptools' build/ folder keeps stale files)."""
+    start = time.monotonic()
+    built = build_wheel(tmp_path_factory.mktemp("wheel"))
+    _COSTS.append(f"built in {time.monotonic() - start:.1f} s")
+    return built
+
+
+def _install(tmp_path_factory: pytest.TempPathFactory, wheel: Path, extras: str) -> Installed:
+    made = install(tmp_path_factory.mktemp("installed"), wheel, extras)
+    _COSTS.append(f"installed with [{extras}] in {made.install_s:.1f} s ({made.venv})")
+    return made
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
+    """The wheel with every extra, in a fresh virtualenv."""
+    return _install(tmp_path_factory, wheel, "all")
+
+
+@pytest.fixture(scope="session")
+def core(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
+    """The wheel and its core dependencies in a fresh virtualenv: no extra at all."""
+    return _install(tmp_path_factory, wheel, "")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """What the installed wheel cost, beside the durations."""
-    for made in _MADE:
-        terminalreporter.write_line(f"rewardkit wheel: built in {made.build_s:.1f} s, "
-                                    f"installed with [all] in {made.install_s:.1f} s ({made.venv})")
+    if _COSTS:
+        terminalreporter.write_line(f"rewardkit wheel: {', '.join(_COSTS)}")

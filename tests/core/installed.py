@@ -39,11 +39,11 @@ class InstallError(RuntimeError):
 
 @dataclass(frozen=True)
 class Installed:
-    """A virtualenv holding the wheel with every extra, and how long each step took."""
+    """A virtualenv holding the wheel with ``extras`` (none for ""), and how long the install took."""
 
     venv: Path
     wheel: Path
-    build_s: float
+    extras: str
     install_s: float
 
     @property
@@ -112,18 +112,17 @@ def build_wheel(into: Path) -> Path:
     return wheel
 
 
-def install(into: Path, extras: str = "all") -> Installed:
-    """Build the wheel and install ``<wheel>[extras]`` into a fresh virtualenv under ``into``."""
+def install(into: Path, wheel: Path, extras: str = "all") -> Installed:
+    """Install ``wheel`` with ``extras`` (none for ``""``) into a fresh virtualenv under ``into``."""
     if not CONSTRAINTS.is_file():
         raise InstallError(f"{CONSTRAINTS} is missing: it pins the torch build the wheel is tested with")
     start = time.monotonic()
-    wheel = build_wheel(into)
-    built = time.monotonic()
     venv = into / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
-    _pip(["install", "-q", "--disable-pip-version-check", f"{wheel}[{extras}]", "-c", str(CONSTRAINTS)],
+    requirement = f"{wheel}[{extras}]" if extras else str(wheel)
+    _pip(["install", "-q", "--disable-pip-version-check", requirement, "-c", str(CONSTRAINTS)],
          venv / "bin" / "python", timeout=INSTALL_TIMEOUT_S)
-    return Installed(venv=venv, wheel=wheel, build_s=built - start, install_s=time.monotonic() - built)
+    return Installed(venv=venv, wheel=wheel, extras=extras, install_s=time.monotonic() - start)
 
 
 def free_port() -> int:

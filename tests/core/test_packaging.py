@@ -5,7 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from installed import REPO, build_wheel
+from installed import REPO
 
 ROOTS = {"rewardkit": "rewardkit", "sandbox": "rewardkit/sandbox", "analyzers": "rewardkit/analyzers",
          "trainers": "rewardkit/trainers", "benchmarks": "rewardkit/benchmarks"}
@@ -23,8 +23,8 @@ def _tree_folders() -> set[str]:
     return found
 
 
-def test_the_wheel_has_every_package_folder(tmp_path: Path) -> None:
-    with zipfile.ZipFile(build_wheel(tmp_path)) as archive:  # from a clean copy: build/ keeps stale files
+def test_the_wheel_has_every_package_folder(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
         shipped = {name.rsplit("/", 1)[0] for name in archive.namelist() if name.startswith("rewardkit/")}
     missing = _tree_folders() - shipped
     assert not missing, f"package folders missing from the wheel: {sorted(missing)}"
