@@ -5,6 +5,7 @@
 
 from .judge import normalize_output, values_equal
 from .packages import DEFAULT_PACKAGES
+from .protocols import PROTOCOLS, MeasurementProtocol, protocol
 from .runtime.accounting import MEASUREMENT_VERSION
 from .runtime.languages import LANGUAGES
 from .sandbox import NotAdmitted, Sandbox
@@ -15,14 +16,17 @@ __all__ = [
     "DEFAULT_PACKAGES",
     "LANGUAGES",
     "MEASUREMENT_VERSION",
+    "PROTOCOLS",
     "Case",
     "ExecutionResult",
     "Limits",
+    "MeasurementProtocol",
     "NotAdmitted",
     "Sandbox",
     "Status",
     "SuiteError",
     "TestSuite",
     "normalize_output",
+    "protocol",
     "values_equal",
 ]

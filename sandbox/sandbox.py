@@ -16,10 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
-from . import judge
+from . import judge, protocols
 from .backends.process import WorkerProcess
 from .link import WorkerFault
 from .packages import DEFAULT_PACKAGES, package_paths
+from .protocols import MeasurementProtocol
 from .referee import needs_referee
 from .runtime.languages import resolve_language
 from .suite import TestSuite
@@ -45,8 +46,10 @@ class WorkerPool:
     fails is replaced.
     """
 
-    def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool) -> None:
-        self._factory, self._size, self._fresh = factory, size, fresh
+    def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool,
+                 pin: bool = False) -> None:
+        self._factory, self._size, self._fresh, self._pin = factory, size, fresh, pin
+        self._started = 0
         self._idle: queue.LifoQueue[WorkerProcess] = queue.LifoQueue()
         self._slots = threading.Semaphore(size)
         self._all: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
@@ -89,6 +92,12 @@ class WorkerPool:
         worker = self._factory()
         with self._lock:
             self._all.add(worker)
+            slot, self._started = self._started, self._started + 1
+        if self._pin:  # the n-th worker started runs on the worker's n-th allowed CPU (mod their count)
+            reply = worker.request({"op": "pin", "slot": slot % self._size}, timeout=30.0)
+            if not reply.get("ok"):
+                worker.close()
+                raise RuntimeError(f"could not pin the worker's runs to a CPU: {reply.get('error')}")
         return worker
 
     def close(self) -> None:
@@ -143,9 +152,9 @@ class PoolExecutor:
     """
 
     def __init__(self, factory: Callable[[], WorkerProcess], size: int, fresh: bool,
-                 referees: Callable[[], WorkerProcess] | None = None) -> None:
+                 referees: Callable[[], WorkerProcess] | None = None, pin: bool = False) -> None:
         self.slots = size
-        self._pool = WorkerPool(factory, size, fresh)
+        self._pool = WorkerPool(factory, size, fresh, pin)
         # a job holds at most one referee, so as many referees as workers never wait
         self._referees = WorkerPool(referees, size, fresh=False) if referees else None
         for pool in (self._pool, self._referees):
@@ -209,28 +218,41 @@ class Sandbox:
     :mod:`.referee`).  ``admission``, if given, is entered around every run
     (each repeat too): the reward service uses it to share the workers fairly
     between requests; it may raise :class:`NotAdmitted` to turn the run away.
+    ``protocol`` names a measurement protocol (:mod:`.protocols`: ``"rewardkit"``,
+    ``"monolith"``, ``"mercury"``) or is a :class:`MeasurementProtocol`: it sets the
+    limits, the repeats and how they combine (median or mean), and pins each run to
+    one CPU when it says so (``limits`` and ``repeats``, when given, override it).
+    Pinning spreads workers over the CPUs this process may use, the n-th worker
+    started on the n-th CPU; with more workers than CPUs, some share one (their
+    timings then include each other).  Pinning needs the local or docker backend.
+    ``Sandbox.isolation["protocol"]`` names the protocol in reports.
     Backend options go in ``**options``: see :mod:`.backends.docker` and
     :mod:`.backends.ray`.
     """
 
     def __init__(self, backend: str = "local", workers: int | None = None, meter: str = "time",
-                 repeats: int = 1, limits: Limits | None = None,
+                 repeats: int | None = None, limits: Limits | None = None,
                  packages: Sequence[str] = DEFAULT_PACKAGES, trust_suites: bool = True,
                  admission: Callable[[], AbstractContextManager[Any]] = nullcontext,
-                 **options: Any) -> None:
+                 protocol: str | MeasurementProtocol = "rewardkit", **options: Any) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
             raise ValueError(f"unknown meter {meter!r}; use 'time' or 'instructions'")
-        if repeats < 1:
+        self.protocol = protocols.protocol(protocol)
+        if repeats is not None and repeats < 1:
             raise ValueError("repeats must be at least 1")
-        self.backend, self.meter, self.repeats = backend, meter, repeats
-        self.limits = limits or Limits()
+        if self.protocol.cpus is not None and backend == "ray":
+            raise ValueError(f"protocol {self.protocol.name!r} pins runs to a CPU, which the ray "
+                             "backend cannot do; use backend='local' or 'docker'")
+        self.backend, self.meter = backend, meter
+        self.repeats = repeats or self.protocol.repeats
+        self.limits = limits or self.protocol.limits
         self.packages = tuple(packages)
         package_paths(self.packages)  # fail fast, naming a package that is not installed
         self.trust_suites, self._admission = trust_suites, admission
         self._executor = _open_backend(backend, workers, self.limits, self.packages, trust_suites,
-                                       options)
+                                       options, pin=self.protocol.cpus is not None)
         self.workers = self._executor.slots
         self._closed = False
 
@@ -254,7 +276,7 @@ class Sandbox:
         if count == 1 or not first.passed:
             return first
         runs = [first] + [self._run_once(code, parsed, language, limits) for _ in range(count - 1)]
-        return _median_of(runs)
+        return combine_runs(runs, self.protocol.statistic)
 
     def run_many(self, jobs: Iterable[Job], language: str = "python",
                  limits: Limits | None = None) -> list[ExecutionResult]:
@@ -273,8 +295,11 @@ class Sandbox:
 
     @property
     def isolation(self) -> dict[str, Any]:
-        """What the workers could switch on (namespaces, uid, ...), from a live worker."""
-        return self._executor.isolation()
+        """What the workers could switch on (namespaces, uid, ...), from a live worker, and the
+        measurement protocol (its name, and ``cpus_per_run``: None when runs are not pinned)."""
+        return {**self._executor.isolation(),
+                "protocol": {"name": self.protocol.name, "statistic": self.protocol.statistic,
+                             "clock": self.protocol.clock, "cpus_per_run": self.protocol.cpus}}
 
     def close(self) -> None:
         """Stop the workers; later calls to run raise RuntimeError."""
@@ -299,7 +324,7 @@ class Sandbox:
 
 
 def _open_backend(backend: str, workers: int | None, limits: Limits, packages: tuple[str, ...],
-                  trust_suites: bool, options: dict[str, Any]) -> Executor:
+                  trust_suites: bool, options: dict[str, Any], pin: bool = False) -> Executor:
     if backend == "ray":
         from .backends.ray import RayExecutor
 
@@ -317,26 +342,33 @@ def _open_backend(backend: str, workers: int | None, limits: Limits, packages: t
         factory, fresh = docker_factory(limits, packages, **options)
     # referees run on local workers, whatever runs the solutions
     return PoolExecutor(factory, workers or max(1, os.cpu_count() or 1), fresh,
-                        referees=None if trust_suites else local)
+                        referees=None if trust_suites else local, pin=pin)
 
 
 METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")
 
 
-def _median_of(runs: Sequence[ExecutionResult]) -> ExecutionResult:
-    """Median of each metric over repeated passing runs, with relative MAD as spread."""
+def combine_runs(runs: Sequence[ExecutionResult], statistic: str = "median") -> ExecutionResult:
+    """Repeated passing runs as one result: each metric's median or mean (``statistic``).
+
+    ``spread`` holds each metric's relative spread, MAD / median, whichever the
+    statistic.  The first failed run, if any, is returned as it is.
+    """
+    if statistic not in ("median", "mean"):
+        raise ValueError(f"statistic must be 'median' or 'mean', got {statistic!r}")
     if any(r.status != Status.PASSED for r in runs):
         return next(r for r in runs if r.status != Status.PASSED)
+    center = statistics.fmean if statistic == "mean" else statistics.median
     result = ExecutionResult(**{**runs[0].__dict__})
     result.repeats = len(runs)
     result.spread = {}
     for name in METRICS:
         values = [float(getattr(r, name)) for r in runs]
+        setattr(result, name, center(values))
         median = statistics.median(values)
-        setattr(result, name, median)
         mad = statistics.median(abs(v - median) for v in values)
         result.spread[name] = mad / median if median else 0.0
     counts = [r.instructions for r in runs if r.instructions is not None]
     if len(counts) == len(runs):
-        result.instructions = int(statistics.median(counts))
+        result.instructions = round(center(counts))
     return result

@@ -24,11 +24,27 @@ it keeps in tmpfs.  Four ways to get it, chosen once per worker by
     2-50 ms and each process's CPU time and resident memory are summed.  A
     process that lives less than a sampling interval, and CPU time spent after
     the last sample by a process nobody waits for, can be missed.
+
+Compiled programs (and every exec'd run) are measured as the program itself, not
+its launcher.  The run's first process starts as a fork of the Python worker
+(~11 MB resident) and then execs the program; Linux keeps the launcher's
+high-water mark in ``ru_maxrss`` across the exec, which floored every compiled
+program at the worker's footprint.  The cgroup methods charge only pages the run
+itself brings in, so they were never affected; the container method reads the
+container's usage, never ``ru_maxrss``, so its floor is only the few pages the
+launcher dirties between fork and exec.  The sampled method now skips the first
+process until it has exec'd (its ``/proc/PID/exe`` is no longer the worker's),
+adds that process's own high-water mark (``VmHWM`` of the exec'd image, which
+catches peaks between samples), and trusts ``ru_maxrss`` only when it exceeds the
+launcher's high-water mark, written by the launcher just before it execs: then it
+can only be the program's.  A program that peaks below the launcher's footprint
+and ends before the first sample after its exec (~2 ms) reads what the samples saw.
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import re
 import signal
@@ -36,8 +52,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Bumped whenever what the figures mean changes, so cached measurements are taken again
-# (2: whole-tree accounting; peak memory is what the run added, not one process's RSS).
-MEASUREMENT_VERSION = 2
+# (2: whole-tree accounting; peak memory is what the run added, not one process's RSS;
+# 3: an exec'd program's peak is its own, not its Python launcher's).
+MEASUREMENT_VERSION = 3
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 V1_CONTROLLERS = ("memory", "cpuacct", "pids")
@@ -328,31 +345,80 @@ def _self_cpu_s() -> float:
 
 
 class SampledRun(RunGroup):
-    """No cgroup: walk the run's process tree at every sample and sum what each process used."""
+    """No cgroup: walk the run's process tree at every sample and sum what each process used.
 
-    def __init__(self) -> None:
+    ``execs``: the run's first process is a fork of this one that execs the
+    program; its memory counts only once it has (see the module's docstring).
+    """
+
+    def __init__(self, execs: bool = False) -> None:
         super().__init__("sampled")
+        self.execs = execs
         self.cpu: dict[int, float] = {}
         self.peak_sum = 0.0
+        self.own_peak = 0.0  # the exec'd program's own high-water mark (VmHWM)
+        self._launcher_exe = _exe_id("self")
+        self._launcher_peak = mmap.mmap(-1, 8)  # shared with the fork: its VmHWM just before exec
+
+    def join(self) -> None:
+        """In the launcher, just before it execs: note its high-water mark for :meth:`finish`."""
+        self._launcher_peak[:8] = int(_status_kb("self", "VmHWM") or 0).to_bytes(8, "little")
+        super().join()
+
+    def _launcher_kb(self) -> float:
+        return float(int.from_bytes(self._launcher_peak[:8], "little"))
 
     def memory_kb(self) -> float | None:
         if not self.pid:
             return None
         total = 0.0
         for pid in _tree(self.pid):
+            # the first process is the launcher until its exe changes: read that before its memory
+            launcher = self.execs and pid == self.pid and _exe_id(str(pid)) == self._launcher_exe
             stat = _proc_stat(pid)
             if stat is None:
                 continue
             cpu_s, rss_kb = stat
             self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu_s)
+            if launcher:
+                continue
+            if self.execs and pid == self.pid:
+                self.own_peak = max(self.own_peak, _status_kb(str(pid), "VmHWM") or 0.0)
             total += rss_kb
         self.peak_sum = max(self.peak_sum, total)
         return total
 
     def finish(self, rusage: Any) -> RunCost:
         waited = rusage.ru_utime + rusage.ru_stime  # the first process and what it reaped
-        return RunCost(max(waited, sum(self.cpu.values())),
-                       max(float(rusage.ru_maxrss), self.peak_sum))
+        maxrss = float(rusage.ru_maxrss)
+        if self.execs and maxrss <= self._launcher_kb() + LAUNCHER_SLACK_KB:
+            maxrss = 0.0  # the launcher's high-water mark, not the program's
+        return RunCost(max(waited, sum(self.cpu.values())), max(maxrss, self.peak_sum, self.own_peak))
+
+    def close(self) -> None:
+        self._launcher_peak.close()
+
+
+# What the launcher may still touch between noting its high-water mark and the exec.
+LAUNCHER_SLACK_KB = 256
+
+
+def _exe_id(pid: str) -> tuple[int, int] | None:
+    """(device, inode) of the program ``pid`` (or ``"self"``) runs, None when it cannot be read."""
+    try:
+        info = os.stat(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _status_kb(pid: str, key: str) -> float | None:
+    """One ``kB`` field of /proc/PID/status (VmHWM, VmRSS), None when absent (a zombie, say)."""
+    with contextlib.suppress(OSError):
+        for line in _read(f"/proc/{pid}/status").splitlines():
+            if line.startswith(key + ":"):
+                return float(line.split()[1])
+    return None
 
 
 def _tree(root: int) -> list[int]:
@@ -386,15 +452,16 @@ class Accounting:
     def __init__(self, method: str, base: Any = None, notes: list[str] | None = None) -> None:
         self.method, self.base, self.notes = method, base, notes or []
 
-    def new_run(self, memory_mb: int | None, processes: int) -> RunGroup:
-        """A fresh group for one run, with the memory limit (None: account only) and process limit."""
+    def new_run(self, memory_mb: int | None, processes: int, execs: bool = False) -> RunGroup:
+        """A fresh group for one run, with the memory limit (None: account only) and process limit;
+        ``execs``: its first process execs the program (only the sampled method needs to know)."""
         if self.method == "cgroup-v1":
             return CgroupV1Run(self.base, memory_mb, processes)
         if self.method == "cgroup-v2":
             return CgroupV2Run(self.base, memory_mb, processes)
         if self.method == "container":
             return ContainerRun(self.base)
-        return SampledRun()
+        return SampledRun(execs)
 
     def close(self) -> None:
         """Remove the worker's own groups."""

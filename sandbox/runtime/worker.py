@@ -9,6 +9,7 @@ usually need, and then serves frames on stdin/stdout:
 ``run``    (program jobs) run once with the given stdin, measured
 ``call``   (module jobs) forward one call to the server child, measured
 ``end``    stop the job, report the module child's cost, delete the work dir
+``pin``    from now on, pin every run to one CPU: the ``slot``-th this worker may use
 
 Expected outputs and check code never reach this process: it only runs code
 and reports what happened, so a solution cannot read what it is judged by.
@@ -120,6 +121,7 @@ class Worker:
             self._root = tempfile.mkdtemp(prefix=f"rewardkit-{os.getpid()}-")
         os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
         self._meter_log: callgrind.LogFifo | None = None
+        self.cpu: int | None = None  # the CPU every run is pinned to (the ``pin`` op)
 
     @property
     def meter_log(self) -> callgrind.LogFifo:
@@ -142,6 +144,8 @@ class Worker:
         if op == "begin":
             self.end()
             return self.begin(message)
+        if op == "pin":
+            return self.pin(int(message.get("slot", 0)))
         if self.job is None:
             return {"ok": False, "error": f"no job begun before {op!r}"}
         if op == "run":
@@ -151,6 +155,13 @@ class Worker:
         if op == "end":
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def pin(self, slot: int) -> dict[str, Any]:
+        """Pin every later run to one CPU: the ``slot``-th (mod their count) of those this worker
+        may use, so workers given slots 0, 1, ... spread over the CPUs."""
+        allowed = sorted(os.sched_getaffinity(0))
+        self.cpu = allowed[slot % len(allowed)]
+        return {"ok": True, "cpu": self.cpu}
 
     # -- jobs ------------------------------------------------------------------------
     def begin(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -278,13 +289,15 @@ class Worker:
         limits = _child_limits(job, compile_step, under_valgrind)
         memory = int(job.limits.get("memory_mb", 1024))
         group = self.accounting.new_run(_group_memory_mb(memory, compile_step, under_valgrind),
-                                        limits.processes)
+                                        limits.processes, execs=job.argv is not None and not compile_step)
         pipes = _Pipes.open(stdin_path, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
         isolation.new_pid_namespace_for_next_fork()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             group.adopt(_become_child(pipes.child + group.descriptors)[len(pipes.child):])
             try:
+                if self.cpu is not None and not compile_step:
+                    os.sched_setaffinity(0, {self.cpu})  # inherited by all the run starts
                 isolation.prepare_child(self.iso, limits, job.workdir,
                                         deterministic=job.meter == "instructions")
                 group.join()
