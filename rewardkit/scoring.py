@@ -38,7 +38,7 @@ from typing import Any, TextIO
 from tqdm import tqdm
 
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
-from .rewards.components import OBJECTIVE_CHOICES
+from .rewards.components import OBJECTIVE_CHOICES, ROW
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.runtime.languages import resolve_language
 from .sandbox.suite_formats import suite_language
@@ -62,8 +62,11 @@ def takes_objective(preset: str) -> bool:
 
 def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
                 limits: Limits | None = None, repeats: int | None = None,
-                engine: Engine | None = None) -> Reward:
+                engine: Engine | None = None, quality_aggregate: str | None = None) -> Reward:
     """The preset's reward; ``objective`` only for presets that take one.
+
+    ``quality_aggregate`` (``"mean"`` or ``"total"``) chooses how presets with a
+    ``quality_aggregate`` option score quality; ``None`` keeps the preset's default.
 
     ``repeats`` overrides the preset's own choice (efficiency presets measure
     3 times); ``None`` keeps it.  ``engine`` shares an engine (its sandbox,
@@ -77,9 +80,16 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
             with_objective = ", ".join(name for name in sorted(PRESETS) if takes_objective(name))
             raise ScoreError(f"preset {preset!r} has no objective; --objective applies to "
                              f"{with_objective}")
-        if objective not in OBJECTIVE_CHOICES:
-            raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_CHOICES)}")
+        if objective not in (*OBJECTIVE_CHOICES, ROW):  # ROW: each row's own ``objective`` column
+            raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_CHOICES)}, "
+                             f"or {ROW!r} for each row's own")
         options["objective"] = objective
+    if quality_aggregate is not None:
+        if "quality_aggregate" not in inspect.signature(PRESETS[preset]).parameters:
+            with_aggregate = ", ".join(name for name in sorted(PRESETS)
+                                       if "quality_aggregate" in inspect.signature(PRESETS[name]).parameters)
+            raise ScoreError(f"preset {preset!r} has no quality aggregate; it applies to {with_aggregate}")
+        options["quality_aggregate"] = quality_aggregate
     if repeats is not None:
         if engine is not None:
             raise ScoreError("give repeats or an engine, not both (the engine's sandbox sets repeats)")
@@ -151,6 +161,7 @@ class Scorer:
     language: str | None = None  # default language for records without one
     limits: Limits | None = None
     repeats: int | None = None
+    quality_aggregate: str | None = None  # "mean" or "total", for presets that take one
     batch_size: int = BATCH_SIZE
     reward: Reward = field(init=False)
     needs: set[str] = field(init=False, default_factory=set)
@@ -169,7 +180,7 @@ class Scorer:
             except ValueError as exc:
                 raise ScoreError(str(exc)) from exc
         self.reward = make_reward(self.preset, self.objective, limits=self.limits,
-                                  repeats=self.repeats)
+                                  repeats=self.repeats, quality_aggregate=self.quality_aggregate)
         self.needs = _needs(self.reward)
 
     @property

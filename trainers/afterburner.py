@@ -13,9 +13,9 @@ in one ``sandbox.run_many`` and keeps the best greedily:
 * between passing codes the candidate must be better on the objective by
   more than the noise floor: twice the combined measured spread of the two
   (:func:`~rewardkit.rewards.components.noise_floor_for`), never below the
-  default floor (5% time, 1% memory, 5% integral), because the spread of a
-  few back-to-back repeats understates the noise between processes
-  (SPEC §4.6).
+  meter's noise between processes (10% time, 15% integral, 1% or 512 KiB
+  memory), because the spread of a few back-to-back repeats understates it
+  (SPEC §4.6), and never above 25%, so a 1.33x gain always counts.
 
 The prompt shows the current best code, its metrics and, when it fails,
 its own sandbox feedback.  ``feedback=False`` and ``show_original=False`` are
@@ -53,7 +53,7 @@ from ..benchmarks.loaders import runnable_code
 from ..benchmarks.problem import Problem
 from ..benchmarks.references import measure_references, metrics_of
 from ..benchmarks.runner import HEADLINE, SampleResult, sample_values
-from ..rewards.components import DEFAULT_NOISE_FLOOR, noise_floor_for
+from ..rewards.components import noise_floor_for
 from ..rewards.engine import METRIC_OF, Metrics
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import Sandbox
@@ -143,7 +143,7 @@ def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, An
     if not current.get("passed"):
         return True, "first passing"
     now, new = Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate))
-    floor = max(noise_floor_for(objective, now, new), DEFAULT_NOISE_FLOOR[objective])
+    floor = noise_floor_for(objective, now, new)
     before, after = now.value(objective), new.value(objective)
     gain = (before - after) / before if before > 0 else 0.0
     better, worse = WORDS[objective]

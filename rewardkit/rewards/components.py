@@ -20,9 +20,12 @@ from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, View
 
 Scored = tuple[float | None, dict[str, Any]]
 
-# Measured timing noise between processes on these machines is 2-4% (SPEC §4.6);
-# memory figures repeat far better. Used when no spread was measured (repeats=1).
-DEFAULT_NOISE_FLOOR = {"time": 0.05, "memory": 0.01, "integral": 0.05, "instructions": 0.0}
+# The noise floor's bounds (see noise_floor_for for the measurements behind them). The
+# lower bound is the meter's own noise between processes, which a few back-to-back repeats
+# understate; it is also the floor when nothing was repeated (repeats=1).
+DEFAULT_NOISE_FLOOR = {"time": 0.10, "memory": 0.01, "integral": 0.15, "instructions": 0.0}
+MEMORY_NOISE_KB = 512.0  # peak memory varies by a few hundred KiB whatever the program holds
+NOISE_FLOOR_CAP = 0.25  # a gain of 25% (1.33x) always counts, however noisy the measurement
 # every objective an efficiency reward takes: the sandbox's three meters and the instruction count
 OBJECTIVE_CHOICES = (*OBJECTIVES, "instructions")
 NO_COUNT = ("the 'instructions' objective needs instruction counts: give the reward no engine (the "
@@ -93,7 +96,7 @@ def pass_rate() -> Component:
 
 
 def rlef() -> Component:
-    """RLEF: +1 pass, -1 fail, -0.2 when there is no valid program (no code, does not compile)."""
+    """RLEF: +1 pass, -1 fail, -1.2 when there is no valid program (no code, does not compile)."""
     def compute(view: View) -> Scored:
         if _fault(view):
             return None, _status(view)
@@ -101,7 +104,7 @@ def rlef() -> Component:
         valid = result is not None and result.status != Status.COMPILE_ERROR
         return formulas.rlef(bool(result and result.passed), valid), _status(view)
 
-    return Component("rlef", compute, frozenset({"run"}), -1.0)
+    return Component("rlef", compute, frozenset({"run"}), formulas.RLEF_INVALID - 1.0)
 
 
 def transition() -> Component:
@@ -132,38 +135,105 @@ def _measure(metrics: Metrics, objective: str) -> float | None:
 
 
 def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> float:
-    """Twice the combined relative spread of both measurements, when repeats measured one."""
+    """The relative gain below which ``objective`` counts as unchanged (SPEC §4.3, §4.6).
+
+    Twice the combined relative spread of the two measurements, ``2·sqrt(s_in² + s_out²)``
+    (each spread is the relative MAD of ``repeats`` runs), kept within bounds:
+
+    * at least the meter's noise between processes, :data:`DEFAULT_NOISE_FLOOR`, because
+      back-to-back repeats in one worker agree better than runs in different processes:
+      time 10%, integral 15%, memory 1% or :data:`MEMORY_NOISE_KB` of the baseline's
+      memory, whichever is larger, and 0 for an instruction count (exact).  Measured
+      (8 fresh processes x 9 runs per program, each core busy or not): CPU time's
+      between-process CV is 1-4% for a 3 ms and an 80 ms program and up to 7% for one
+      that allocates 40 MB (SPEC §4.6: 2-4%); 2·sqrt(2)·3.5% ≈ 10% covers the 95th
+      percentile of the gain between medians of 3 runs of identical code (3.8-5.5% at
+      80 ms).  Memory differs by up to a few hundred KiB whatever the footprint: at 40 MB
+      p95 0.5%, max 0.9% (360 KiB); at 800 KiB p95 3-4%, max 35% (273 KiB).
+      The integral varies more (CV of process medians 3-12%, 32% for the allocating program).
+    * at most :data:`NOISE_FLOOR_CAP`, 25%: three repeats of a 2 ms program can spread 20%,
+      which uncapped gave floors over 0.5 and hid a 2x improvement; identical code of 3 ms
+      still differs by less than 25% in 95% of cases (median of 3: p95 9-17.5%).
+
+    ``efficiency(noise_floor=0.0)`` scores every difference, as the Afterburner paper does.
+    """
     key = METRIC_OF.get(objective)
     spreads = [m.spread.get(key, 0.0) for m in (baseline, candidate) if key and m.spread]
-    if len(spreads) == 2:
-        return 2.0 * (spreads[0] ** 2 + spreads[1] ** 2) ** 0.5
-    return DEFAULT_NOISE_FLOOR[objective]
+    measured = 2.0 * (spreads[0] ** 2 + spreads[1] ** 2) ** 0.5 if len(spreads) == 2 else 0.0
+    lower = DEFAULT_NOISE_FLOOR[objective]
+    if objective == "memory" and baseline.peak_memory_kb > 0:
+        lower = max(lower, MEMORY_NOISE_KB / baseline.peak_memory_kb)
+    return min(max(measured, lower), NOISE_FLOOR_CAP)
+
+
+# efficiency(objective=ROW): each row's ``objective`` column names its objective
+ROW = "row"
 
 
 def efficiency(objective: str = "time", noise_floor: float | None = None,
                upper: float | None = None) -> Component:
-    """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass."""
-    check_objective(objective)
+    """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass.
 
-    def compute(view: View) -> Scored:
-        if _fault(view) or view.baseline is None:
-            return None, {**_status(view), "baseline": "not measured (sandbox fault)"}
-        if view.result is None or not view.result.passed:
-            return 0.0, {**_status(view), "why_zero": "the candidate does not pass"}
-        if not view.baseline.passed:
-            return 0.0, {**_status(view), "why_zero": "the baseline does not pass: no reference"}
-        candidate = Metrics.from_result(view.result)
-        e_in, e_out = _measure(view.baseline, objective), _measure(candidate, objective)
-        if objective == "instructions" and None in (e_in, e_out):
-            raise ConfigError(NO_COUNT)
-        if e_in is None or e_out is None:
-            return None, {**_status(view), "error": f"no {objective} measurement"}
-        floor = noise_floor if noise_floor is not None else noise_floor_for(objective, view.baseline,
-                                                                            candidate)
-        value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor)
-        return value, {**_status(view), "e_in": e_in, "e_out": e_out, "noise_floor": floor}
+    ``objective="row"`` (:data:`ROW`) scores each row on its own ``objective``
+    column, as the Afterburner seed's GRPO trains on a mix of its three
+    instructions (DS_GRPO, equation 8: "the corresponding performance metric"
+    of each prompt's instruction).  The component is then ``efficiency_row``;
+    each objective keeps its default ``upper``, which is in its own unit.
+    """
+    if objective != ROW:
+        check_objective(objective)
+
+        def compute(view: View) -> Scored:
+            return _efficiency(view, objective, noise_floor, upper)
+    elif upper is not None:
+        raise ConfigError("upper is in one objective's unit (s, KiB or KiB·s): with objective='row' "
+                          "leave it out, and each row's objective keeps its own bound")
+    else:
+        def compute(view: View) -> Scored:
+            chosen = row_objective(view)  # a bad row fails here, whatever its completion
+            value, info = _efficiency(view, chosen, noise_floor, None)
+            return value, {**info, "objective": chosen}
 
     return Component(f"efficiency_{objective}", compute, frozenset({"run", "baseline"}), 0.0)
+
+
+def row_objective(view: View) -> str:
+    """The row's ``objective`` column: time, memory or integral, which one timed run measures together.
+
+    ``instructions`` is refused: a count needs the instruction meter, a
+    separate run about 50-100x slower, so it trains on its own.
+    """
+    value = view.columns.get("objective")
+    if value is None:
+        raise ConfigError(f"efficiency(objective={ROW!r}) reads each row's 'objective' column "
+                          f"({', '.join(OBJECTIVES)}) and this row has none: add the column, or give "
+                          "the reward one objective")
+    if value == "instructions":
+        raise ConfigError("a row's objective 'instructions' needs the instruction meter, which does not "
+                          "time the run: a mix takes time, memory and integral; train instruction counts "
+                          "on their own with objective='instructions'")
+    if value not in OBJECTIVE_CHOICES:
+        raise ConfigError(f"unknown objective {value!r} in the 'objective' column; a row takes one of "
+                          f"{', '.join(OBJECTIVES)}")
+    return str(value)
+
+
+def _efficiency(view: View, objective: str, noise_floor: float | None, upper: float | None) -> Scored:
+    if _fault(view) or view.baseline is None:
+        return None, {**_status(view), "baseline": "not measured (sandbox fault)"}
+    if view.result is None or not view.result.passed:
+        return 0.0, {**_status(view), "why_zero": "the candidate does not pass"}
+    if not view.baseline.passed:
+        return 0.0, {**_status(view), "why_zero": "the baseline does not pass: no reference"}
+    candidate = Metrics.from_result(view.result)
+    e_in, e_out = _measure(view.baseline, objective), _measure(candidate, objective)
+    if objective == "instructions" and None in (e_in, e_out):
+        raise ConfigError(NO_COUNT)
+    if e_in is None or e_out is None:
+        return None, {**_status(view), "error": f"no {objective} measurement"}
+    floor = noise_floor if noise_floor is not None else noise_floor_for(objective, view.baseline, candidate)
+    value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor)
+    return value, {**_status(view), "e_in": e_in, "e_out": e_out, "noise_floor": floor}
 
 
 def percentile(objective: str = "time") -> Component:
@@ -193,12 +263,24 @@ def percentile(objective: str = "time") -> Component:
 
 # -- quality ------------------------------------------------------------------------------------
 CHARACTERISTICS = ("maintainability", "security", "performance", "reliability")
+QUALITY_AGGREGATES = ("total", "mean")
 
 
-def quality(characteristic: str | None = None) -> Component:
-    """``1/(1+W)`` from the analyzers, over all findings or one characteristic's."""
+def quality(characteristic: str | None = None, aggregate: str = "total") -> Component:
+    """Static quality from the analyzers (SPEC §4.4), in [0, 1].
+
+    ``aggregate="total"``: ``1/(1+W)`` over all findings.  ``aggregate="mean"``: the mean of
+    the four per-characteristic scores ``1/(1+W_c)``, the CISQ paper's "average score" of its
+    analyzer (its validation figures, 0.77-0.89, are on this scale; ``cisq_grpo`` uses it).
+    ``characteristic`` scores one characteristic's findings alone, ``1/(1+W_c)``.
+    """
     if characteristic is not None and characteristic not in CHARACTERISTICS:
         raise ConfigError(f"unknown characteristic {characteristic!r}; use one of {CHARACTERISTICS}")
+    if aggregate not in QUALITY_AGGREGATES:
+        raise ConfigError(f"unknown quality aggregate {aggregate!r}; use one of {QUALITY_AGGREGATES}")
+    if characteristic is not None and aggregate != "total":
+        raise ConfigError("give a characteristic or an aggregate, not both: a characteristic's "
+                          "score is its own 1/(1+W_c)")
 
     def compute(view: View) -> Scored:
         if view.report is None:
@@ -206,8 +288,14 @@ def quality(characteristic: str | None = None) -> Component:
         report = view.report
         if report.errors:  # a tool that did not run leaves the score unknown: a fault, not a value
             return None, {"tool_errors": [str(e) for e in report.errors]}
-        score = report.score if characteristic is None else report.by_characteristic[characteristic]
-        return float(score), {"weighted_count": report.weighted_count, "findings": len(report.findings)}
+        if characteristic is not None:
+            score = report.by_characteristic[characteristic]
+        elif aggregate == "mean":
+            score = formulas.quality_mean(report.by_characteristic)
+        else:
+            score = report.score
+        return float(score), {"weighted_count": report.weighted_count, "findings": len(report.findings),
+                              "by_characteristic": dict(report.by_characteristic)}
 
     name = "quality" if characteristic is None else f"quality_{characteristic}"
     return Component(name, compute, frozenset({"analysis"}), 0.0)

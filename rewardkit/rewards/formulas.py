@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .extract import LANGUAGE_TAGS, fenced_blocks, has_unterminated_fence
 
@@ -68,14 +68,21 @@ def transition(baseline_passed: bool, candidate_passed: bool) -> float:
     return -1.0 if baseline_passed else -0.5
 
 
+RLEF_INVALID = -0.2  # RLEF slides: r(s_t, a_t) of an invalid response, at any turn
+
+
 def rlef(passed: bool, valid: bool) -> float:
-    """RLEF: +1 all tests pass, -1 any fails, -0.2 invalid code (no code, no parse, no compile).
+    """RLEF reward of a final answer: +1 all tests pass, -1 any fails, and -0.2 more when the
+    answer is invalid (no code, no parse, no compile), so invalid never beats wrong.
+
+    A single answer is a one-turn RLEF episode: the -0.2 for invalid code applies at
+    any turn, the last included, on top of its -1 (``rewardkit.trainers.rlef``).
 
     >>> rlef(True, True), rlef(False, True), rlef(False, False)
-    (1.0, -1.0, -0.2)
+    (1.0, -1.0, -1.2)
     """
     if not valid:
-        return -0.2
+        return RLEF_INVALID - 1.0
     return 1.0 if passed else -1.0
 
 
@@ -123,3 +130,14 @@ def quality_score(weighted_count: float) -> float:
     (1.0, 0.4)
     """
     return 1.0 / (1.0 + weighted_count)
+
+
+def quality_mean(by_characteristic: Mapping[str, float]) -> float:
+    """CISQ paper's "average score": the mean of the per-characteristic ``1 / (1 + W_c)``.
+
+    >>> quality_mean({"maintainability": 0.4, "security": 1.0, "performance": 1.0, "reliability": 1.0})
+    0.85
+    """
+    if not by_characteristic:
+        raise ValueError("quality_mean needs at least one characteristic's score")
+    return sum(by_characteristic.values()) / len(by_characteristic)

@@ -79,7 +79,11 @@ def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | Non
 def afterburner(objective: str = "time", *, engine: Engine | None = None,
                 sandbox: Sandbox | None = None, limits: Limits | None = None,
                 strict: bool = False, shaping: Shaping | None = None) -> Reward:
-    """Afterburner GRPO reward: format, fail/pass transition against the baseline, efficiency gain."""
+    """Afterburner GRPO reward: format, fail/pass transition against the baseline, efficiency gain.
+
+    ``objective="row"`` scores each row on its own ``objective`` column (time,
+    memory or integral), for a dataset that mixes the seed's instructions.
+    """
     w = WEIGHTS["afterburner"]
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
@@ -90,25 +94,36 @@ def afterburner(objective: str = "time", *, engine: Engine | None = None,
 
 def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
               limits: Limits | None = None, strict: bool = False,
-              format_penalty: float = 0.0, shaping: Shaping | None = None) -> Reward:
-    """CISQ code-quality GRPO reward: one code block, test pass rate, static quality."""
+              format_penalty: float = 0.0, quality_aggregate: str = "mean",
+              shaping: Shaping | None = None) -> Reward:
+    """CISQ code-quality GRPO reward: one code block, test pass rate, static quality.
+
+    Quality is the paper's "average score", the mean of the four per-characteristic
+    ``1/(1+W_c)``; ``quality_aggregate="total"`` scores ``1/(1+W)`` over all findings instead.
+    """
     w = WEIGHTS["cisq_grpo"]
     return Reward([(c.code_block_format(format_penalty), w["code_block_format"]),
                    (c.pass_rate(), w["pass_rate"]),
-                   (c.quality(), w["quality"])],
+                   (c.quality(aggregate=quality_aggregate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict,
                   "cisq_grpo").with_components(*shaping_components(shaping))
 
 
 def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                        sandbox: Sandbox | None = None, limits: Limits | None = None,
-                       strict: bool = False, shaping: Shaping | None = None) -> Reward:
-    """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above)."""
+                       strict: bool = False, quality_aggregate: str = "total",
+                       shaping: Shaping | None = None) -> Reward:
+    """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above).
+
+    ``objective="row"`` scores each row on its own ``objective`` column, as in :func:`afterburner`.
+    Quality is ``1/(1+W)`` over all findings, so one serious finding weighs the same in
+    whichever characteristic it falls; ``quality_aggregate="mean"`` takes the CISQ paper's average.
+    """
     w = WEIGHTS["quality_efficiency"]
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"]),
-                   (c.quality(), w["quality"])],
+                   (c.quality(aggregate=quality_aggregate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["quality_efficiency"], objective), strict,
                   "quality_efficiency").with_components(*shaping_components(shaping))
 

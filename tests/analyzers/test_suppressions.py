@@ -65,8 +65,8 @@ def test_no_line_break_keeps_a_suppression_alive(place: str) -> None:
 
 @pytest.mark.usefixtures("fresh_cache")
 def test_a_noqa_in_a_string_does_not_silence_vulture() -> None:
-    plain = "import os\n\n\ndef helper():\n    return 1\n"
-    hidden = "import os; NOTE = '# noqa'\n\n\ndef helper():\n    return 1; X = '# NOQA'\n"
+    plain = "import os\n\n\ndef _helper():\n    return 1\n"
+    hidden = "import os; NOTE = '# noqa'\n\n\ndef _helper():\n    return 1; X = '# NOQA'\n"
     plain_report, hidden_report = analyze_many([plain, hidden], workers=1)
     vulture = {f.rule for f in plain_report.findings if f.tool == "vulture"}
     assert vulture == {"unused-import", "unused-function"}

@@ -19,8 +19,8 @@ CASES: list[tuple[str, str, str, str]] = [
     ("vulture", "unused-import", "import os\n", "import os\nprint(os.sep)\n"),
     ("vulture", "unreachable-code", "def f():\n    return 1\n    print(2)\n",
      "def f():\n    print(2)\n    return 1\nf()\n"),
-    ("vulture", "unused-function", "def helper():\n    return 1\n",
-     "def helper():\n    return 1\nprint(helper())\n"),
+    ("vulture", "unused-function", "def _helper():\n    return 1\n",  # a public one is the interface
+     "def _helper():\n    return 1\nprint(_helper())\n"),
     # -- maintainability: structure (pylint)
     ("pylint", "R0913", "def f(a, b, c, d, e, g):\n    return a\n",
      "def f(a, b):\n    return a\n"),

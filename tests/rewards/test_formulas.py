@@ -57,7 +57,14 @@ def test_transition_and_rlef_tables() -> None:
     assert [formulas.transition(a, b) for a, b in
             [(False, True), (True, True), (False, False), (True, False)]] == [1.0, 0.5, -0.5, -1.0]
     assert [formulas.rlef(p, v) for p, v in [(True, True), (False, True), (False, False)]] == \
-        [1.0, -1.0, -0.2]
+        [1.0, -1.0, -1.2]
+
+
+def test_an_invalid_answer_never_earns_more_than_a_wrong_one() -> None:
+    # RLEF's -0.2 is for invalid code at any turn, the final one included: a one-turn answer
+    # with no code must not beat a wrong program, or a policy learns to answer nothing
+    assert formulas.rlef(False, False) < formulas.rlef(False, True)
+    assert formulas.rlef(False, False) == formulas.RLEF_INVALID + formulas.rlef(False, True)
 
 
 def test_efficiency_gain_by_hand() -> None:

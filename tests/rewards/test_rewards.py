@@ -37,7 +37,8 @@ def wrap(code: str) -> str:
 def test_cisq_grpo_is_the_weighted_sum(engine: Engine) -> None:
     completion = f"Answer:\n```python\n{PARTIAL}```"
     [result] = rewards.cisq_grpo(engine=engine).score([{"completion": completion, "tests": TESTS}])
-    quality = analyze(PARTIAL.strip("\n")).score
+    scores = analyze(PARTIAL.strip("\n")).by_characteristic
+    quality = sum(scores.values()) / 4  # the CISQ paper's average of the four characteristics
     assert result.components == {"code_block_format": 1.0, "pass_rate": pytest.approx(2 / 3),
                                  "quality": pytest.approx(quality)}
     assert result.value == pytest.approx(0.2 * 1.0 + 0.3 * 2 / 3 + 0.5 * quality)
@@ -75,7 +76,7 @@ def test_efficiency_separates_fast_from_slow(engine: Engine) -> None:
 
 def test_rlef_binary_and_percentile(engine: Engine) -> None:
     completions = [wrap(FAST), wrap(PARTIAL), wrap("def broken(:\n")]
-    assert rewards.rlef(engine=engine)(completions=completions, tests=[TESTS] * 3) == [1.0, -1.0, -0.2]
+    assert rewards.rlef(engine=engine)(completions=completions, tests=[TESTS] * 3) == [1.0, -1.0, -1.2]
     assert rewards.binary(engine=engine)(completions=completions, tests=[TESTS] * 3) == [1.0, 0.0, 0.0]
     refs = [{"time_s": t} for t in (0.0, 10.0, 20.0, 30.0)]
     values = rewards.percentile("time", engine=engine)(
@@ -187,7 +188,8 @@ def test_verl_functions() -> None:
     batch = compute_score_batch(["mini", "mini"], [f"```python\n{FAST}```", "nonsense"],
                                 [TESTS, TESTS], [None, {"language": "python"}])
     assert batch[0] == pytest.approx(good) and good["score"] > 0.5
-    assert batch[1]["score"] < 0.2
+    # no block, no pass: only quality, whose average keeps the clean characteristics' 1.0
+    assert batch[1]["score"] < 0.4 < good["score"] - 0.4
 
 
 def _kill_new_workers(before: set[int], stop: threading.Event) -> None:

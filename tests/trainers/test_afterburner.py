@@ -192,16 +192,17 @@ def test_a_generator_that_answers_nothing_stops_the_run(problems: dict[str, Prob
 
 
 def test_judge_uses_the_measured_noise_floor() -> None:
-    def measured(time_s: float, spread: float = 0.05, memory: float = 1000.0) -> dict[str, Any]:
+    def measured(time_s: float, spread: float = 0.05, memory: float = 100_000.0) -> dict[str, Any]:
         return {"passed": True, "status": "passed", "time_s": time_s, "peak_memory_kb": memory,
                 "integral_kb_s": time_s * memory, "spread": {"time_s": spread, "peak_memory_kb": 0.0}}
 
     # floor = 2 * sqrt(0.05^2 + 0.05^2) = 14.1%
     assert judge("time", measured(1.0), measured(0.85)) == (True, "faster by 15%")
     assert judge("time", measured(1.0), measured(0.9)) == (False, "within noise (+10.0%, floor 14.1%)")
-    # never below the default floor (5% time, 1% memory) however small the measured spread
+    # never below the meter's noise (10% time, 1% or 512 KiB memory) however small the measured spread
     assert judge("time", measured(1.0, 0.0), measured(0.96, 0.0))[0] is False
-    assert judge("memory", measured(1.0), measured(1.0, memory=900.0)) == (True, "leaner by 10%")
+    assert judge("memory", measured(1.0), measured(1.0, memory=90_000.0)) == (True, "leaner by 10%")
+    assert judge("memory", measured(1.0, memory=1000.0), measured(1.0, memory=900.0))[0] is False  # < 512 KiB
     failing = {"passed": False, "status": "wrong_answer"}
     assert judge("time", failing, {"passed": False, "status": "timeout"}) == (False, "fails (timeout)")
     assert judge("time", measured(1.0), {"passed": False, "status": "sandbox_error"})[0] is False
