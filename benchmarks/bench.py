@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..sandbox import Limits, Sandbox
+from ..sandbox import Limits, Sandbox, protocol
 from .problem import Problem
 from .references import machine_id, measure_references
 from .report import write_report
-from .runner import BenchError, SampleResult, Solution, evaluate, summarise
+from .runner import BenchError, SampleResult, Solution, evaluate
+from .summary import summarise
+
+DEFAULT_REPEATS = 3  # median of 3 under rewardkit's protocol
 
 
 @dataclass
@@ -26,25 +29,42 @@ class BenchRun:
 
 def run_benchmark(problems: Sequence[Problem], solutions: Sequence[Solution], out: Path | None,
                   dataset: str = "", samples: int | None = None, workers: int | None = None,
-                  repeats: int = 3, limits: Limits | None = None, progress: bool = True) -> BenchRun:
+                  repeats: int | None = None, limits: Limits | None = None, progress: bool = True,
+                  evaluations: int = 1, measurement: str = "rewardkit") -> BenchRun:
     """Measure the references of the problems that have solutions, evaluate, write the report.
 
     ``samples`` keeps the first N samples of each problem (by ``sample``
-    number); ``repeats`` applies to references and candidates alike.
+    number); ``repeats`` applies to references and candidates alike (default:
+    3 under rewardkit's protocol, the protocol's own under a paper's).
+    ``measurement`` names the measurement protocol (:data:`rewardkit.sandbox.PROTOCOLS`:
+    ``rewardkit``, ``monolith``, ``mercury``): its limits, repeats,
+    statistic and clock apply to references and candidates, and "time"
+    (Beyond-T, Beyond@K, B/M/W/F of time) is its time.
+    ``evaluations`` runs every solution that many times (fresh runs, each
+    judged again): Afterburner appendix G.1 uses 16 and bootstraps the CIs
+    over them; with 1 (the default, 16 times faster) the CIs are over each
+    problem's samples and the report says so (:mod:`.summary`).
     """
     if samples is not None:
         if samples < 1:
             raise BenchError(f"--samples must be at least 1, got {samples}")
         solutions = [s for s in solutions if s.sample < samples]
+    if evaluations < 1:
+        raise BenchError(f"--evaluations must be at least 1, got {evaluations}")
     if not solutions:
         raise BenchError("no solutions to evaluate")
     wanted = {s.problem_id for s in solutions}
     chosen = [p for p in problems if p.problem_id in wanted]
     start = time.monotonic()
-    with Sandbox(workers=workers, repeats=repeats) as sandbox:
+    chosen_protocol = protocol(measurement)
+    if repeats is None:
+        repeats = DEFAULT_REPEATS if chosen_protocol.name == "rewardkit" else chosen_protocol.repeats
+    with Sandbox(workers=workers, repeats=repeats, protocol=chosen_protocol) as sandbox:
         measured = measure_references(chosen, sandbox, limits, progress)
-        results = evaluate(problems, solutions, sandbox, limits, progress)
-    report = {"dataset": dataset, "machine": machine_id(), "repeats": repeats,
+        results = evaluate(problems, solutions, sandbox, limits, progress, evaluations)
+    report = {"dataset": dataset, "machine": machine_id(), "repeats": repeats, "evaluations": evaluations,
+              "protocol": {"name": chosen_protocol.name, "description": chosen_protocol.description,
+                           "clock": chosen_protocol.clock, "statistic": chosen_protocol.statistic},
               "references_measured": measured, **summarise(chosen, results),
               "seconds": round(time.monotonic() - start, 1)}
     files = write_report(report, out) if out is not None else []

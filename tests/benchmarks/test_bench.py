@@ -9,7 +9,8 @@ import pytest
 
 from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem, Reference
-from rewardkit.benchmarks.runner import SampleResult, sample_values, summarise
+from rewardkit.benchmarks.runner import SampleResult, sample_values
+from rewardkit.benchmarks.summary import summarise
 from rewardkit.cli import main
 from rewardkit.sandbox import TestSuite
 
@@ -31,13 +32,13 @@ def test_sample_values_against_hand_computed_ranks() -> None:
     problem = _problem([1.0, 2.0, 3.0, 4.0])
     values = sample_values(_sample(True, 2.5), problem)
     # time 2.5 beats 3.0 and 4.0: PR = 1 - bisect_left([1, 2, 3, 4], 2.5) / 4 = 1 - 2/4
-    assert values["beyond_t"] == 0.5 and values["M"] == 1.0 and values["pass@1"] == 1.0
+    assert values["beyond_t"] == 0.5 and values["M_t"] == 1.0 and values["pass@1"] == 1.0
     # memory 1000 ties every reference: ties count as beaten, PR = 1 - 0/4
     assert values["beyond_m"] == 1.0
     # Mercury: (max - rt) / (max - min) = (4 - 2.5) / 3
-    assert values["beyond_at_k"] == pytest.approx(0.5)
+    assert values["runtime_score"] == pytest.approx(0.5)
     failed = sample_values(_sample(False, 0.1), problem)
-    assert failed["beyond_t"] == 0.0 and failed["F"] == 1.0 and "dps_norm" not in failed
+    assert failed["beyond_t"] == 0.0 and failed["F_t"] == 1.0 and "dps_norm" not in failed
     assert set(sample_values(_sample(True, 1.0), _problem([]))) == {"pass@1"}  # no reference: left out
 
 
@@ -54,7 +55,7 @@ def test_summary_means_over_problems_and_covers_only_problems_with_values() -> N
     assert report["metrics"]["pass@1"]["value"] == pytest.approx(0.75)
     assert report["metrics"]["beyond_t"] == {"value": pytest.approx(0.25), "ci95": pytest.approx([0.0, 0.5]),
                                              "problems": 1}
-    assert report["counts"] == {"problems": 2, "samples": 3, "samples_per_problem": [1, 2]}
+    assert report["counts"] == {"problems": 2, "samples": 3, "samples_per_problem": [1, 2], "evaluations": 1}
 
 
 @pytest.fixture

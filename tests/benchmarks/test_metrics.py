@@ -172,25 +172,29 @@ def test_beyond_at_k_mixed_samples() -> None:
     runtimes = [20.0, 5.0, 60.0, None]
     passed = [True, True, True, False]
     # min 10, max 50: 20 -> (50-20)/40 = 0.75; 5 -> clamp 10 -> 40/40 = 1; 60 -> clamp 50 -> 0; fail 0
-    # K = 4: (0.75 + 1 + 0 + 0) / 4 = 0.4375
-    assert metrics.beyond_at_k(runtimes, passed, 10.0, 50.0, 4) == 0.4375
-    # K = 2 looks at the first two only: (0.75 + 1) / 2 = 0.875
-    assert metrics.beyond_at_k(runtimes, passed, 10.0, 50.0, 2) == 0.875
+    # best of the first K (the Mercury authors' max(beyonds[:K])): K = 4 and K = 2: 1.0
+    assert metrics.beyond_at_k(runtimes, passed, 10.0, 50.0, 4) == 1.0
+    assert metrics.beyond_at_k(runtimes, passed, 10.0, 50.0, 2) == 1.0
     # K = 1: 0.75
     assert metrics.beyond_at_k(runtimes, passed, 10.0, 50.0, 1) == 0.75
+    # never lower for a larger K, as in every row of Mercury's Table 4
+    assert metrics.beyond_at_k([60.0, 30.0, 10.0], [True] * 3, 10.0, 50.0, 1) == 0.0
+    assert metrics.beyond_at_k([60.0, 30.0, 10.0], [True] * 3, 10.0, 50.0, 2) == 0.5
+    assert metrics.beyond_at_k([60.0, 30.0, 10.0], [True] * 3, 10.0, 50.0, 3) == 1.0
 
 
 def test_beyond_at_k_all_and_none_pass() -> None:
-    # 10 -> 1, 30 -> (50-30)/40 = 0.5: (1 + 0.5) / 2 = 0.75
-    assert metrics.beyond_at_k([10.0, 30.0], [True, True], 10.0, 50.0, 2) == 0.75
+    # 10 -> 1, 30 -> (50-30)/40 = 0.5: the best is 1
+    assert metrics.beyond_at_k([10.0, 30.0], [True, True], 10.0, 50.0, 2) == 1.0
+    assert metrics.beyond_at_k([30.0, 40.0], [True, True], 10.0, 50.0, 2) == 0.5
     # failures score 0 whatever their runtime
     assert metrics.beyond_at_k([10.0, None], [False, False], 10.0, 50.0, 2) == 0.0
 
 
 def test_beyond_at_k_equal_min_and_max() -> None:
     # min = max = 10: at or under 10 scores 1 (ties the best reference), over scores 0
-    # (1 + 1 + 0) / 3
-    assert metrics.beyond_at_k([10.0, 9.0, 11.0], [True, True, True], 10.0, 10.0, 3) == pytest.approx(2 / 3)
+    assert metrics.beyond_at_k([10.0, 9.0, 11.0], [True, True, True], 10.0, 10.0, 3) == 1.0
+    assert metrics.beyond_at_k([11.0, 12.0], [True, True], 10.0, 10.0, 2) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -213,13 +217,14 @@ def test_beyond_at_k_rejects_bad_arguments(
 
 def test_mean_beyond_at_k_over_tasks() -> None:
     tasks = [
-        # refs 10..50: 20 -> 30/40 = 0.75, fail 0: (0.75 + 0) / 2 = 0.375
+        # refs 10..50: 20 -> 30/40 = 0.75, fail 0: best 0.75
         ([20.0, None], [True, False], [10.0, 30.0, 50.0]),
-        # refs 2..4: 2 -> 1, 3 -> (4-3)/2 = 0.5: (1 + 0.5) / 2 = 0.75
-        ([2.0, 3.0], [True, True], [4.0, 2.0]),
+        # refs 2..4: 3 -> (4-3)/2 = 0.5, 2 -> 1: best 1
+        ([3.0, 2.0], [True, True], [4.0, 2.0]),
     ]
-    # (0.375 + 0.75) / 2 = 0.5625
-    assert metrics.mean_beyond_at_k(tasks, 2) == 0.5625
+    # (0.75 + 1) / 2 = 0.875 over the first two; over the first one (0.75 + 0.5) / 2
+    assert metrics.mean_beyond_at_k(tasks, 2) == 0.875
+    assert metrics.mean_beyond_at_k(tasks, 1) == 0.625
 
 
 def test_mean_beyond_at_k_guards() -> None:

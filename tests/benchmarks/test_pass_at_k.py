@@ -9,7 +9,8 @@ import pytest
 from rewardkit.benchmarks import metrics
 from rewardkit.benchmarks.problem import Problem
 from rewardkit.benchmarks.report import markdown
-from rewardkit.benchmarks.runner import SampleResult, sample_values, summarise
+from rewardkit.benchmarks.runner import SampleResult, sample_values
+from rewardkit.benchmarks.summary import summarise
 from rewardkit.sandbox import TestSuite
 
 SUITE = TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "1\n"}]})
