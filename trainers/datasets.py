@@ -20,6 +20,12 @@ picks TRL's chat format (system prompt, then the user prompt) or its standard
 one (the system prompt's text above the prompt).  ``tests`` and
 ``baseline_metrics`` are JSON strings, so that Arrow keeps them whole.  The
 seed mixes its three instructions: concatenate the rows of each objective.
+Every row keeps its ``objective`` column, and GRPO rewards each row on its
+own objective (:func:`rewardkit.trainers.grpo.build_trainer` with
+``objective=None``, or a preset's ``objective="row"``)::
+
+    rows = [row for objective in ("time", "memory", "integral")
+            for row in grpo_rows(problems, objective)]
 """
 
 from __future__ import annotations

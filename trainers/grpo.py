@@ -6,6 +6,14 @@ every one, and the components log sandbox statuses (``rewardkit/status/...``)
 through TRL's ``log_metric``.  They share one :class:`~rewardkit.rewards.Engine`:
 a completion runs once for all of them.
 
+One run trains on a mix of objectives, as the Afterburner seed's DS_GRPO
+mixes its time, memory and integral instructions: each row's efficiency is
+measured on its own ``objective`` column (the ``efficiency_row`` component;
+one timed run gives all three measures), and besides TRL's
+``rewards/efficiency_row/mean`` the mean of each objective is logged as
+``rewardkit/efficiency_<objective>``.  Instruction counts need another meter
+and train on their own.
+
 Each preset trains with the GRPO settings of its own paper, kept in one
 table, :data:`SETTINGS` (a keyword overrides any of them, as a ``GRPOConfig``
 field).  ``afterburner`` and ``quality_efficiency`` follow the Afterburner
@@ -48,11 +56,15 @@ machine).  A smoke run passes ``max_steps``, ``num_generations``,
 
 from __future__ import annotations
 
+import statistics
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from ..optional import requires
-from ..rewards import PRESETS, Engine
+from ..rewards import PRESETS, ConfigError, Engine
+from ..rewards.components import OBJECTIVE_CHOICES, ROW
+from ..rewards.composite import RewardFunction
 from ..scoring import make_reward, takes_objective
 from .precision import precision
 from .sft import Rows, as_dataset
@@ -76,28 +88,75 @@ DEFAULTS = AFTERBURNER  # the name of the Afterburner settings before presets ha
 
 
 def build_trainer(model: str | PreTrainedModel, dataset: Rows, preset: str = "quality_efficiency",
-                  objective: str = "time", output_dir: str | Path = "out/grpo", engine: Engine | None = None,
-                  *, processing_class: PreTrainedTokenizerBase | None = None,
+                  objective: str | None = None, output_dir: str | Path = "out/grpo",
+                  engine: Engine | None = None, *, processing_class: PreTrainedTokenizerBase | None = None,
                   **config_overrides: Any) -> GRPOTrainer:
     """A ``GRPOTrainer`` rewarding with ``preset``'s components on prompt rows.
 
     ``dataset`` holds :func:`~rewardkit.trainers.datasets.grpo_rows` (or rows
-    with the columns the preset reads); its ``objective`` column, if any, must
-    match ``objective``.  ``engine`` runs the completions (default: the
+    with the columns the preset reads).  ``objective`` ``None`` takes it from
+    the dataset's ``objective`` column: one value is that objective, several
+    (the seed's mix of time, memory and integral rows) reward each row on its
+    own (``"row"``), none is ``"time"``; an explicit objective must be the
+    only one the column holds.  ``engine`` runs the completions (default: the
     preset's own).  The settings are the preset's row of :data:`SETTINGS`
     (its paper's GRPO); ``config_overrides`` are ``GRPOConfig`` fields that
     replace them (but ``reward_weights``, which are the preset's).
     """
-    has_objective = preset in PRESETS and takes_objective(preset)  # cisq_grpo has none
-    reward = make_reward(preset, objective if has_objective else None, engine=engine)
     rows = as_dataset(dataset)
-    if "objective" in rows.column_names and has_objective:
-        other = set(rows["objective"]) - {objective}
-        if other:
-            raise ValueError(f"the dataset has rows for objective(s) {sorted(other)}, the reward is "
-                             f"for {objective!r}: build one trainer per objective")
+    has_objective = preset in PRESETS and takes_objective(preset)  # cisq_grpo has none
+    column = rows["objective"] if "objective" in rows.column_names and has_objective else None
+    chosen = dataset_objective(column, objective) if has_objective else None
+    reward = make_reward(preset, chosen, engine=engine)
     settings = {**SETTINGS.get(preset, AFTERBURNER), **precision(config_overrides), **config_overrides,
                 "reward_weights": reward.weights}
     config = GRPOConfig(output_dir=str(output_dir), **settings)
-    return GRPOTrainer(model=model, reward_funcs=list(reward.functions()), args=config,
-                       train_dataset=rows, processing_class=processing_class)
+    return GRPOTrainer(model=model, args=config, train_dataset=rows, processing_class=processing_class,
+                       reward_funcs=[_with_objective_means(f) if f.__name__ == f"efficiency_{ROW}" else f
+                                     for f in reward.functions()])
+
+
+def dataset_objective(column: list[Any] | None, objective: str | None) -> str:
+    """The reward's objective for rows whose ``objective`` column is ``column`` (None: no column).
+
+    Every value is checked first, so a bad row fails here rather than mid-training.
+    """
+    found = sorted(set(column or ()), key=str)
+    for value in found:
+        if value not in OBJECTIVE_CHOICES:
+            raise ConfigError(f"unknown objective {value!r} in the dataset's 'objective' column; use one "
+                              f"of {', '.join(OBJECTIVE_CHOICES)}")
+    if "instructions" in found and (len(found) > 1 or objective == ROW):
+        raise ConfigError("'instructions' rows cannot join a mix: a mix is measured by one timed run "
+                          "(time, memory, integral), instruction counts by the instruction meter; train "
+                          "them on their own (objective='instructions')")
+    if objective == ROW and not found:
+        raise ConfigError(f"objective={ROW!r} reads the dataset's 'objective' column, and it has none")
+    if objective is None:
+        return found[0] if len(found) == 1 else ROW if found else "time"
+    other = [value for value in found if value != objective]
+    if objective != ROW and other:
+        hint = " (pass objective=None to reward each row on its own)" if len(found) > 1 else ""
+        raise ConfigError(f"the dataset has rows for objective(s) {other}, the reward is for "
+                          f"{objective!r}{hint}")
+    return objective
+
+
+def _with_objective_means(function: RewardFunction) -> RewardFunction:
+    """The ``efficiency_row`` function, also logging its mean per objective through TRL's ``log_metric``
+    (``rewardkit/efficiency_<objective>``, beside TRL's ``rewards/efficiency_row/mean``)."""
+    def logged(completions: list[Any], **kwargs: Any) -> list[float | None]:
+        values = function(completions, **kwargs)
+        log_metric = kwargs.get("log_metric")
+        if callable(log_metric):
+            by_objective: dict[str, list[float]] = defaultdict(list)
+            for objective, value in zip(kwargs["objective"], values, strict=True):
+                if value is not None:
+                    by_objective[objective].append(value)
+            for objective, scored in sorted(by_objective.items()):
+                log_metric(f"rewardkit/efficiency_{objective}", statistics.fmean(scored))
+        return values
+
+    logged.__name__ = logged.__qualname__ = function.__name__
+    logged.__doc__ = function.__doc__
+    return logged

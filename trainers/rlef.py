@@ -1,13 +1,41 @@
 """RLEF (seed 004): multi-turn code repair grounded in execution feedback.
 
-An episode gives the model a problem, runs each answer's code on the
-problem's *public* tests, and, while they fail and turns are left, appends the
-answer and a user message with the execution feedback (wrong answer,
-exception, timeout, out of memory, compile error) and asks again.  It ends when
-the public tests pass or after ``turns`` answers (3 by default); the last code
-is then judged on the *private* tests, which never appear in feedback, and
-earns the RLEF reward: +1 pass, -1 fail, -0.2 invalid (no code, or code that
-does not compile).
+Turn structure (the RLEF slides, "Multi-Turn Conversation Setup"):
+
+1. Turn 1: the user message is the problem; the model answers with code.
+2. That code runs on the problem's *public* tests only.  If they pass, or
+   ``turns`` answers (3 by default) have been given, the episode ends.
+   Otherwise the answer and a user message with the execution feedback
+   (wrong answer with input / expected / got, exception, timeout, out of
+   memory, compile error, or "no code") join the chat, and the model answers
+   again seeing the problem, every earlier answer and every feedback.
+3. The last answer's code is the submission: it runs on the *private* tests,
+   which never appear in any prompt or feedback.
+
+Reward (the slides' "Reward Function" and "Failure Mode Addressed"): each
+turn t earns ``r(s_t, a_t)``, and the episode's return is their sum (the
+advantage is ``A_t = -V(c_t) + sum_i R(s_i, a_i)``, no discounting):
+
+* ``-0.2`` (:data:`INVALID`) at every turn whose response is invalid: no code,
+  or code that does not compile / parse.  The slides add it against
+  "invalid code in non-final responses", so it applies at any turn;
+* at the last turn, also ``+1`` when the submitted code passes all private
+  tests and ``-1`` otherwise; invalid code cannot pass, so an invalid final
+  answer earns ``-1.2``, never more than a wrong one;
+* ``0`` at the other turns.
+
+The slides list +1, -1 and -0.2 as the values of ``r(s_t, a_t)`` without
+saying how they combine at the last turn; adding them (an invalid final
+answer is both invalid and failing) is the one reading under which an
+invalid response, final or not, never earns more than a wrong one.
+
+For example (public runs, turn by turn): wrong, wrong, wrong: 0, 0, -1, so
+-1; no code, wrong, wrong: -0.2, 0, -1, so -1.2; wrong, wrong, broken: 0, 0,
+-1.2, so -1.2; broken, right: -0.2, +1, so 0.8.  :class:`Turn` records its
+``r_t`` (``Turn.reward``) and :class:`Episode` the return (``Episode.reward``).
+The paper trains with PPO and a turn-level value, so turn t's tokens see the
+return from t on; a GRPO rollout gets one scalar, the whole return, which is
+what :meth:`RLEFEnvironment.get_reward` gives.
 
 Two ways to run it:
 
@@ -16,8 +44,10 @@ Two ways to run it:
   collection, tests with the replay generator);
 * :class:`RLEFEnvironment` plugs the same loop into TRL's
   ``GRPOTrainer(environment_factory=...)``: the model tests code through the
-  ``run_public_tests`` tool, and ``get_reward`` judges the last tested code on
-  the private tests.
+  ``run_public_tests`` tool (each call is a turn, its result the feedback),
+  and ``get_reward`` judges the last tested code on the private tests and
+  returns the episode's return; a rollout that tests no code gave one
+  response without code: -0.2 and -1.
 
 Script suites (HumanEval ``check(candidate)``) hold one opaque check, not
 cases, so they cannot be split; :func:`split_tests` refuses them.
@@ -28,13 +58,14 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..benchmarks.problem import Problem
 from ..rewards.extract import extract_code
+from ..rewards.formulas import RLEF_INVALID as INVALID
 from ..rewards.formulas import rlef
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite
 from .generators.base import Generator, Prompt, Sampling
@@ -154,16 +185,23 @@ class Turn:
     code: str | None
     result: ExecutionResult | None  # on the public tests; None when there was no code
     feedback: str | None  # the next turn's user message; None when the episode stopped here
+    reward: float = 0.0  # r(s_t, a_t): set once the episode is judged
+
+    @property
+    def valid(self) -> bool:
+        """Whether the answer had code that compiles (RLEF's valid response)."""
+        return valid_response(self.code, self.result)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
         return {"messages": self.messages, "text": self.text, "code": self.code,
-                "result": self.result.to_dict() if self.result else None, "feedback": self.feedback}
+                "result": self.result.to_dict() if self.result else None, "feedback": self.feedback,
+                "reward": self.reward}
 
 
 @dataclass
 class Episode:
-    """A finished repair episode: its turns, the private run of the final code and the RLEF reward."""
+    """A finished repair episode: its turns, the private run of the final code and the RLEF return."""
 
     problem_id: str
     turns: list[Turn] = field(default_factory=list)
@@ -187,10 +225,18 @@ class Episode:
                 "solved": self.solved}
 
 
-def final_reward(code: str | None, private: ExecutionResult | None) -> float:
-    """RLEF reward of the final code: invalid when there is none or it does not compile."""
-    valid = code is not None and private is not None and private.status != Status.COMPILE_ERROR
-    return rlef(private is not None and private.passed, valid)
+def valid_response(code: str | None, result: ExecutionResult | None) -> bool:
+    """A valid response has code, and the code compiles (parses) where it ran."""
+    return code is not None and (result is None or result.status != Status.COMPILE_ERROR)
+
+
+def turn_rewards(valid: Sequence[bool], passed: bool) -> list[float]:
+    """``r(s_t, a_t)`` of each turn: :data:`INVALID` for an invalid response, and at the last turn
+    +1 when the final code passed the private tests, else -1 (module docstring)."""
+    if not valid:
+        raise ValueError("an episode has at least one turn")
+    rewards = [0.0 if ok else INVALID for ok in valid[:-1]]
+    return [*rewards, rlef(passed, valid[-1])]
 
 
 def repair(problems: Iterable[Problem | Task], generator: Generator, turns: int = TURNS,
@@ -211,8 +257,12 @@ def repair(problems: Iterable[Problem | Task], generator: Generator, turns: int 
         episodes = _run_turns(tasks, generator, turns, box, sampling, limits)
         codes = [episode.final_code for episode in episodes]
         judged = _run_codes(box, codes, [task.private for task in tasks], tasks, limits)
-    for episode, code, private in zip(episodes, codes, judged, strict=True):
-        episode.private, episode.reward = private, final_reward(code, private)
+    for episode, private in zip(episodes, judged, strict=True):
+        passed = private is not None and private.passed
+        rewards = turn_rewards([turn.valid for turn in episode.turns], passed)
+        for turn, reward in zip(episode.turns, rewards, strict=True):
+            turn.reward = reward
+        episode.private, episode.reward = private, sum(rewards)
     return episodes
 
 
@@ -308,12 +358,14 @@ class RLEFEnvironment:
         return feedback_text(result)
 
     def get_reward(self) -> float:
-        """RLEF reward of the last tested code on the private tests (-0.2 when nothing was tested)."""
+        """The episode's RLEF return: -0.2 per invalid attempt, and +1 / -1 for the last tested code
+        on the private tests (a rollout that tested nothing gave one invalid response: -1.2)."""
         if self.private_tests is None:
             raise RuntimeError("reset() must be called before get_reward()")
         code = self.attempts[-1][0] if self.attempts else None
         self.private = self._run(code, self.private_tests)
-        return final_reward(code, self.private)
+        valid = [valid_response(source, result) for source, result in self.attempts] or [False]
+        return sum(turn_rewards(valid, self.private is not None and self.private.passed))
 
     def _run(self, code: str | None, suite: TestSuite) -> ExecutionResult | None:
         return None if code is None else self.sandbox.run(code, suite, self.language, self.limits)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from trl import DPOTrainer, GRPOTrainer, SFTTrainer
 
 PROG = "rewardkit train"
+MIX = "mix"  # --objective mix: the rows of every objective together
 
 
 def main(argv: Sequence[str]) -> int:
@@ -77,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="mini (embedded, default), venus, mercury, apps, humaneval, or a local path")
     common.add_argument("--split", default=None, help="dataset split for Hub datasets")
     common.add_argument("--limit", type=_count, default=None, help="load at most N problems")
-    common.add_argument("--objective", choices=OBJECTIVES, default="time", help="efficiency objective")
+    common.add_argument("--objective", choices=[*OBJECTIVES, MIX], default="time",
+                        help="efficiency objective; mix: the rows of all three, each rewarded (grpo) "
+                             "on its own, as the Afterburner seed trains")
     common.add_argument("--out", required=True, help="folder for checkpoints and the trained model")
     common.add_argument("--force", action="store_true", help=FORCE_HELP)
     common.add_argument("--max-steps", type=_positive, default=None, help="stop after N optimizer steps")
@@ -111,10 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_rows(args: argparse.Namespace, problems: list[Problem]) -> list[dict[str, Any]]:
     """The recipe's training rows, in TRL's conversational format."""
+    objectives = OBJECTIVES if args.objective == MIX else (args.objective,)
     if args.recipe == "grpo":
-        return datasets.grpo_rows(problems, args.objective)
+        return [row for objective in objectives for row in datasets.grpo_rows(problems, objective)]
     builder = datasets.sft_rows if args.recipe == "sft" else datasets.dpo_rows
-    return builder(problems, args.objective, per_problem=args.per_problem)
+    return [row for objective in objectives
+            for row in builder(problems, objective, per_problem=args.per_problem)]
 
 
 def recipe_module(recipe: str) -> ModuleType:
@@ -132,7 +137,8 @@ def build(args: argparse.Namespace, recipe: ModuleType, rows: list[dict[str, Any
     overrides = {key: value for key, value in options.items() if value is not None}
     trainer: GRPOTrainer | SFTTrainer | DPOTrainer
     if args.recipe == "grpo":
-        trainer = recipe.build_trainer(args.model, rows, args.preset, args.objective, args.out,
+        objective = None if args.objective == MIX else args.objective  # None: each row's own
+        trainer = recipe.build_trainer(args.model, rows, args.preset, objective, args.out,
                                        Engine(sandbox=sandbox), **overrides)
     else:
         trainer = recipe.build_trainer(args.model, rows, args.out, lora_r=args.lora_r, **overrides)

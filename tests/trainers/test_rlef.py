@@ -214,9 +214,9 @@ def test_no_code_or_no_parse_is_invalid(episodes: Run) -> None:
     assert [t.code for t in silent.turns] == [None] * 3
     assert all(t.result is None for t in silent.turns)
     assert silent.turns[1].messages[-1]["content"].startswith(NO_CODE)
-    assert (silent.private, silent.reward) == (None, -0.2)
+    assert (silent.private, silent.reward) == (None, pytest.approx(3 * -0.2 - 1))  # -0.2 a turn, then -1
     assert prose.private is not None and prose.private.status == Status.COMPILE_ERROR
-    assert prose.reward == -0.2
+    assert prose.reward == pytest.approx(3 * -0.2 - 1)
 
 
 def test_private_tests_never_reach_the_model(episodes: Run) -> None:
@@ -278,9 +278,9 @@ def test_environment_turn_limit_and_invalid(environment: RLEFEnvironment) -> Non
     assert feedback[3].startswith("No test runs left")  # the fourth call runs nothing
     assert environment.get_reward() == -1.0  # the last tested code (the loop) is judged
     environment.reset(tests=STDIO)
-    assert environment.attempts == [] and environment.get_reward() == -0.2  # nothing tested
+    assert environment.attempts == [] and environment.get_reward() == pytest.approx(-1.2)  # nothing tested
     assert environment.run_public_tests("") == NO_CODE
-    assert environment.get_reward() == -0.2
+    assert environment.get_reward() == pytest.approx(-1.2)  # one invalid attempt, and no pass
 
 
 def test_environment_needs_reset(sandbox: Sandbox) -> None:
@@ -357,7 +357,7 @@ def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path) ->
         assert tool_messages[:len(env.attempts)] == [feedback_text(result) for _, result in env.attempts]
         assert len(env.attempts) <= 3
         passed = env.private is not None and env.private.passed
-        rewards.append(-0.2 if not env.attempts else 1.0 if passed else -1.0)
+        rewards.append(-1.2 if not env.attempts else 1.0 if passed else -1.0)  # tested code is valid here
     assert max(len(env.attempts) for env in environments) > 1  # feedback, then another attempt
     assert len(set(rewards)) > 1  # a learning signal
     (log, _) = trainer.state.log_history
