@@ -45,14 +45,7 @@ def run_benchmark(problems: Sequence[Problem], solutions: Sequence[Solution], ou
     over them; with 1 (the default, 16 times faster) the CIs are over each
     problem's samples and the report says so (:mod:`.summary`).
     """
-    if samples is not None:
-        if samples < 1:
-            raise BenchError(f"--samples must be at least 1, got {samples}")
-        solutions = [s for s in solutions if s.sample < samples]
-    if evaluations < 1:
-        raise BenchError(f"--evaluations must be at least 1, got {evaluations}")
-    if not solutions:
-        raise BenchError("no solutions to evaluate")
+    solutions = _kept(solutions, samples, evaluations)
     wanted = {s.problem_id for s in solutions}
     chosen = [p for p in problems if p.problem_id in wanted]
     start = time.monotonic()
@@ -69,3 +62,15 @@ def run_benchmark(problems: Sequence[Problem], solutions: Sequence[Solution], ou
               "seconds": round(time.monotonic() - start, 1)}
     files = write_report(report, out) if out is not None else []
     return BenchRun(report, results, files)
+
+
+def _kept(solutions: Sequence[Solution], samples: int | None, evaluations: int) -> list[Solution]:
+    """The first ``samples`` samples of each problem; BenchError for bad counts or nothing to evaluate."""
+    if samples is not None and samples < 1:
+        raise BenchError(f"--samples must be at least 1, got {samples}")
+    if evaluations < 1:
+        raise BenchError(f"--evaluations must be at least 1, got {evaluations}")
+    kept = [s for s in solutions if samples is None or s.sample < samples]
+    if not kept:
+        raise BenchError("no solutions to evaluate")
+    return kept

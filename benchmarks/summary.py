@@ -101,25 +101,34 @@ def metric_table(chosen: Sequence[Problem], grouped: dict[str, Runs], evaluation
     samples = [len(r[0]) for r in runs]
     timed = [len(r[0]) for r in runs if "runtime_score" in r[0][0].values]
     pass_ks, beyond_ks = metrics.reported_ks(samples), metrics.reported_ks(timed, BEYOND_AT_K)
-    named: list[tuple[str, PerRun]] = [(name, _sample_metric(name)) for name in PER_SAMPLE]
-    named += [(f"pass@{k}", _pass_at(k)) for k in pass_ks if k > 1]
-    named += [(f"beyond@{k}", _beyond_at(k)) for k in beyond_ks]
     table: dict[str, Any] = {}
-    for name, per_run in named:
+    for name, per_run in _named_metrics(pass_ks, beyond_ks):
         per_problem = [values for r in runs if (values := bootstrap_values(r, per_run))]
-        if not per_problem:
-            continue
-        table[name] = _entry(per_problem, seed)
-        if name.startswith("pass@") and name != "pass@1" and evaluations == 1:
-            k = int(name.removeprefix("pass@"))
-            _, low, high = metrics.bootstrap_pass_at_k([[s.passed for s in r[0]] for r in runs], k,
-                                                       replicates=REPLICATES, seed=seed)
-            table[name] |= {"ci95": [low, high], "ci": "binomial redraw of each problem's samples"}
-    order = [*(n for n in table if n.startswith("pass@")), *(n for n in table if not n.startswith("pass@"))]
+        if per_problem:
+            table[name] = _entry(per_problem, seed)
+    if evaluations == 1:
+        _redraw_pass_at_k(table, runs, seed)
+    order = sorted(table, key=lambda name: not name.startswith("pass@"))  # pass@k first, stable
     left_out = _left_out("pass", metrics.PASS_AT_K, pass_ks, samples)
     left_out |= _left_out("beyond", BEYOND_AT_K, beyond_ks, timed)
     return {"metrics": {n: table[n] for n in order}, "k": {"pass": pass_ks, "beyond": beyond_ks},
             "left_out": left_out}
+
+
+def _named_metrics(pass_ks: Sequence[int], beyond_ks: Sequence[int]) -> list[tuple[str, PerRun]]:
+    """Each metric's name and what it takes from one evaluation of a problem."""
+    named: list[tuple[str, PerRun]] = [(name, _sample_metric(name)) for name in PER_SAMPLE]
+    named += [(f"pass@{k}", _pass_at(k)) for k in pass_ks if k > 1]
+    return named + [(f"beyond@{k}", _beyond_at(k)) for k in beyond_ks]
+
+
+def _redraw_pass_at_k(table: dict[str, Any], runs: list[Runs], seed: int) -> None:
+    """With one evaluation, pass@k (k > 1) takes its CI from a binomial redraw of each problem's samples."""
+    for name in [n for n in table if n.startswith("pass@") and n != "pass@1"]:
+        k = int(name.removeprefix("pass@"))
+        _, low, high = metrics.bootstrap_pass_at_k([[s.passed for s in r[0]] for r in runs], k,
+                                                   replicates=REPLICATES, seed=seed)
+        table[name] |= {"ci95": [low, high], "ci": "binomial redraw of each problem's samples"}
 
 
 def _left_out(prefix: str, wanted: Sequence[int], kept: Sequence[int], samples: Sequence[int]
@@ -142,10 +151,8 @@ def summarise(problems: Sequence[Problem], results: Sequence[SampleResult], seed
     overall = metric_table(evaluated, grouped, evaluations, seed)
     report: dict[str, Any] = {
         "metrics": overall["metrics"],
-        "pass_at_k": {"k": overall["k"]["pass"],
-                      "left_out": {k: v for k, v in overall["left_out"].items() if k.startswith("pass")}},
-        "beyond_at_k": {"k": overall["k"]["beyond"],
-                        "left_out": {k: v for k, v in overall["left_out"].items() if k.startswith("beyond")}},
+        "pass_at_k": _ks(overall, "pass"),
+        "beyond_at_k": _ks(overall, "beyond"),
         "ci": {"label": ci_label(evaluations, samples), "evaluations": evaluations,
                "replicates": REPLICATES, "k": DRAWS, "over": "evaluations" if evaluations > 1 else "samples"},
         "by_difficulty": by_difficulty(evaluated, grouped, evaluations, seed),
@@ -154,6 +161,12 @@ def summarise(problems: Sequence[Problem], results: Sequence[SampleResult], seed
                    "samples_per_problem": sorted(set(samples)), "evaluations": evaluations},
     }
     return report
+
+
+def _ks(table: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The k reported for ``prefix`` (pass, beyond) and why the others were left out."""
+    return {"k": table["k"][prefix],
+            "left_out": {name: why for name, why in table["left_out"].items() if name.startswith(prefix)}}
 
 
 def by_difficulty(evaluated: Sequence[Problem], grouped: dict[str, Runs], evaluations: int,

@@ -22,6 +22,8 @@ from .optional import MissingExtra, requires
 from .out_folder import FORCE_HELP, earlier_run
 
 if TYPE_CHECKING:
+    from .sandbox import ExecutionResult
+    from .sandbox.protocols import MeasurementProtocol
     from .scoring import Scorer
 
 
@@ -62,6 +64,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
+    rows = _result_rows(result, chosen)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    if result.feedback:
+        print("\n" + result.feedback)
+    return 0
+
+
+def _result_rows(result: ExecutionResult, chosen: MeasurementProtocol) -> list[tuple[str, str]]:
+    """``rewardkit run``'s table of an ExecutionResult: name and value per row."""
     rows = [
         ("status", result.status.value),
         ("tests", f"{result.tests_passed}/{result.tests_total}"),
@@ -76,12 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.repeats > 1:
         rows.append(("repeats", str(result.repeats)))
         rows += [(f"spread {k}", f"{v:.2%}") for k, v in result.spread.items()]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    if result.feedback:
-        print("\n" + result.feedback)
-    return 0
+    return rows
 
 
 def _score_usage(args: argparse.Namespace) -> str | None:
@@ -302,6 +310,21 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("train", help="train with TRL: grpo, sft or dpo with rewardkit rewards", add_help=False)
 
+    _add_bench(sub)
+
+    _add_serve(sub)
+    _add_docker(sub)
+
+    demo = sub.add_parser("demo", help="the main job on the embedded benchmark: rewards, metrics, report")
+    demo.add_argument("--out", default=None, help="report folder (default out/demo)")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``rewardkit bench``'s arguments."""
+    from .sandbox.protocols import PROTOCOLS
+
     bench = sub.add_parser("bench", help="evaluate solutions on a benchmark; write report.json/md and plots")
     bench.add_argument("--dataset", default="mini",
                        help="mini (embedded, default), venus, mercury, apps, humaneval, or a local path")
@@ -323,14 +346,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help="evaluate every solution N times, fresh runs (Afterburner appendix G.1: 16); "
                             "the CIs then resample evaluations, not samples (default 1)")
     bench.set_defaults(func=cmd_bench)
-
-    _add_serve(sub)
-    _add_docker(sub)
-
-    demo = sub.add_parser("demo", help="the main job on the embedded benchmark: rewards, metrics, report")
-    demo.add_argument("--out", default=None, help="report folder (default out/demo)")
-    demo.set_defaults(func=cmd_demo)
-    return parser
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

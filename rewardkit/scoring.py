@@ -76,20 +76,12 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
         raise ScoreError(f"unknown preset {preset!r}; use one of {', '.join(sorted(PRESETS))}")
     options: dict[str, Any] = {"limits": limits}
     if objective is not None:
-        if not takes_objective(preset):
-            with_objective = ", ".join(name for name in sorted(PRESETS) if takes_objective(name))
-            raise ScoreError(f"preset {preset!r} has no objective; --objective applies to "
-                             f"{with_objective}")
         if objective not in (*OBJECTIVE_CHOICES, ROW):  # ROW: each row's own ``objective`` column
             raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_CHOICES)}, "
                              f"or {ROW!r} for each row's own")
-        options["objective"] = objective
+        options["objective"] = _preset_option(preset, "objective", objective)
     if quality_aggregate is not None:
-        if "quality_aggregate" not in inspect.signature(PRESETS[preset]).parameters:
-            with_aggregate = ", ".join(name for name in sorted(PRESETS)
-                                       if "quality_aggregate" in inspect.signature(PRESETS[name]).parameters)
-            raise ScoreError(f"preset {preset!r} has no quality aggregate; it applies to {with_aggregate}")
-        options["quality_aggregate"] = quality_aggregate
+        options["quality_aggregate"] = _preset_option(preset, "quality_aggregate", quality_aggregate)
     if repeats is not None:
         if engine is not None:
             raise ScoreError("give repeats or an engine, not both (the engine's sandbox sets repeats)")
@@ -103,6 +95,18 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
         return PRESETS[preset](**options)
     except ConfigError as exc:
         raise ScoreError(str(exc)) from exc
+
+
+def _preset_option(preset: str, name: str, value: Any) -> Any:
+    """``value``, when ``preset`` takes the option ``name``; a ScoreError naming those that do otherwise."""
+    def takes(other: str) -> bool:
+        return name in inspect.signature(PRESETS[other]).parameters
+
+    if not takes(preset):
+        flag = "--" + name.replace("_", "-")
+        raise ScoreError(f"preset {preset!r} has no {name.replace('_', ' ')}; {flag} applies to "
+                         f"{', '.join(other for other in sorted(PRESETS) if takes(other))}")
+    return value
 
 
 def _needs(reward: Reward) -> set[str]:

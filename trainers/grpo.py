@@ -121,17 +121,7 @@ def dataset_objective(column: list[Any] | None, objective: str | None) -> str:
 
     Every value is checked first, so a bad row fails here rather than mid-training.
     """
-    found = sorted(set(column or ()), key=str)
-    for value in found:
-        if value not in OBJECTIVE_CHOICES:
-            raise ConfigError(f"unknown objective {value!r} in the dataset's 'objective' column; use one "
-                              f"of {', '.join(OBJECTIVE_CHOICES)}")
-    if "instructions" in found and (len(found) > 1 or objective == ROW):
-        raise ConfigError("'instructions' rows cannot join a mix: a mix is measured by one timed run "
-                          "(time, memory, integral), instruction counts by the instruction meter; train "
-                          "them on their own (objective='instructions')")
-    if objective == ROW and not found:
-        raise ConfigError(f"objective={ROW!r} reads the dataset's 'objective' column, and it has none")
+    found = _checked_values(column, objective)
     if objective is None:
         return found[0] if len(found) == 1 else ROW if found else "time"
     other = [value for value in found if value != objective]
@@ -140,6 +130,22 @@ def dataset_objective(column: list[Any] | None, objective: str | None) -> str:
         raise ConfigError(f"the dataset has rows for objective(s) {other}, the reward is for "
                           f"{objective!r}{hint}")
     return objective
+
+
+def _checked_values(column: list[Any] | None, objective: str | None) -> list[Any]:
+    """The column's distinct objectives, each known, and none that cannot be rewarded as asked."""
+    found = sorted(set(column or ()), key=str)
+    unknown = [value for value in found if value not in OBJECTIVE_CHOICES]
+    if unknown:
+        raise ConfigError(f"unknown objective {unknown[0]!r} in the dataset's 'objective' column; use one "
+                          f"of {', '.join(OBJECTIVE_CHOICES)}")
+    if "instructions" in found and (len(found) > 1 or objective == ROW):
+        raise ConfigError("'instructions' rows cannot join a mix: a mix is measured by one timed run "
+                          "(time, memory, integral), instruction counts by the instruction meter; train "
+                          "them on their own (objective='instructions')")
+    if objective == ROW and not found:
+        raise ConfigError(f"objective={ROW!r} reads the dataset's 'objective' column, and it has none")
+    return found
 
 
 def _with_objective_means(function: RewardFunction) -> RewardFunction:
