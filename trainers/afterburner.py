@@ -15,7 +15,7 @@ in one ``sandbox.run_many`` and keeps the best greedily:
   (:func:`~rewardkit.rewards.components.noise_floor_for`), never below the
   meter's noise between processes (10% time, 15% integral, 1% or 512 KiB
   memory), because the spread of a few back-to-back repeats understates it
-  (SPEC §4.6), and never above 25%, so a 1.33x gain always counts.
+  (SPEC §4.6), and never above 25% (but the 512 KiB of memory noise).
 
 The prompt shows the current best code, its metrics and, when it fails,
 its own sandbox feedback.  ``feedback=False`` and ``show_original=False`` are
