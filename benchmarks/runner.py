@@ -3,8 +3,8 @@
 A run's per-sample values (:func:`sample_values`) are what the metrics of
 :mod:`.summary` average: passed (Pass@1), the Venus percentile rank on time,
 memory and integral with failures at 0 (Beyond-T/M/I), the B/M/W/F
-indicators of each of the three, Mercury's runtime score (Beyond@K averages
-it over the first K samples) and EvalPerf's DPS_norm.
+indicators of each of the three, Mercury's runtime score (Beyond@K takes
+the best of the first K samples) and EvalPerf's DPS_norm.
 """
 
 from __future__ import annotations

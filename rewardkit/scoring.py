@@ -55,9 +55,14 @@ class RecordError(ValueError):
     """Why one record cannot be scored (its output line carries the message)."""
 
 
+def takes_option(preset: str, name: str) -> bool:
+    """Whether the preset's factory has a parameter ``name``."""
+    return name in inspect.signature(PRESETS[preset]).parameters
+
+
 def takes_objective(preset: str) -> bool:
     """Whether the preset's factory has an ``objective`` parameter."""
-    return "objective" in inspect.signature(PRESETS[preset]).parameters
+    return takes_option(preset, "objective")
 
 
 def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
@@ -99,13 +104,10 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
 
 def _preset_option(preset: str, name: str, value: Any) -> Any:
     """``value``, when ``preset`` takes the option ``name``; a ScoreError naming those that do otherwise."""
-    def takes(other: str) -> bool:
-        return name in inspect.signature(PRESETS[other]).parameters
-
-    if not takes(preset):
+    if not takes_option(preset, name):
         flag = "--" + name.replace("_", "-")
         raise ScoreError(f"preset {preset!r} has no {name.replace('_', ' ')}; {flag} applies to "
-                         f"{', '.join(other for other in sorted(PRESETS) if takes(other))}")
+                         f"{', '.join(other for other in sorted(PRESETS) if takes_option(other, name))}")
     return value
 
 

@@ -276,7 +276,7 @@ class Sandbox:
         if count == 1 or not first.passed:
             return first
         runs = [first] + [self._run_once(code, parsed, language, limits) for _ in range(count - 1)]
-        return combine_runs(runs, self.protocol.statistic)
+        return combine_runs(runs, self.protocol)
 
     def run_many(self, jobs: Iterable[Job], language: str = "python",
                  limits: Limits | None = None) -> list[ExecutionResult]:
@@ -348,27 +348,24 @@ def _open_backend(backend: str, workers: int | None, limits: Limits, packages: t
 METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")
 
 
-def combine_runs(runs: Sequence[ExecutionResult], statistic: str = "median") -> ExecutionResult:
-    """Repeated passing runs as one result: each metric's median or mean (``statistic``).
+def combine_runs(runs: Sequence[ExecutionResult], measurement: MeasurementProtocol) -> ExecutionResult:
+    """Repeated passing runs as one result: each metric combined by ``measurement``'s statistic.
 
     ``spread`` holds each metric's relative spread, MAD / median, whichever the
     statistic.  The first failed run, if any, is returned as it is.
     """
-    if statistic not in ("median", "mean"):
-        raise ValueError(f"statistic must be 'median' or 'mean', got {statistic!r}")
     if any(r.status != Status.PASSED for r in runs):
         return next(r for r in runs if r.status != Status.PASSED)
-    center = statistics.fmean if statistic == "mean" else statistics.median
     result = ExecutionResult(**{**runs[0].__dict__})
     result.repeats = len(runs)
     result.spread = {}
     for name in METRICS:
         values = [float(getattr(r, name)) for r in runs]
-        setattr(result, name, center(values))
+        setattr(result, name, measurement.combine(values))
         median = statistics.median(values)
         mad = statistics.median(abs(v - median) for v in values)
         result.spread[name] = mad / median if median else 0.0
     counts = [r.instructions for r in runs if r.instructions is not None]
     if len(counts) == len(runs):
-        result.instructions = round(center(counts))
+        result.instructions = round(measurement.combine(counts))
     return result

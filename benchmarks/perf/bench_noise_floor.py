@@ -62,18 +62,22 @@ def report(name: str, processes: int, runs: int) -> None:
              if i != j for a in mine for b in theirs]
     print(f"{name} program, {processes} processes x {runs} measurements (repeats=3), {len(pairs)} pairs")
     for objective in OBJECTIVES:
-        key = METRIC_OF[objective]
-        gains = sorted(abs(a.value(objective) - b.value(objective)) / a.value(objective) for a, b in pairs)
-        floors = sorted(noise_floor_for(objective, a, b) for a, b in pairs)
-        scored = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective,
-                                           noise_floor=noise_floor_for(objective, a, b)) for a, b in pairs]
-        paper = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective)
-                 for a, b in pairs]
-        print(f"  {key}: gain between identical code p50 {_quantile(gains, 0.5):.1%}, "
-              f"p95 {_quantile(gains, 0.95):.1%}, max {gains[-1]:.1%}; floor applied "
-              f"{statistics.median(floors):.1%} (median)")
-        print(f"  {key}: pairs scored other than 0: {sum(v != 0 for v in scored) / len(pairs):.1%} with "
-              f"the floor, {sum(v != 0 for v in paper) / len(pairs):.1%} with noise_floor=0 (the paper's)")
+        print(*_noise_lines(objective, pairs), sep="\n")
+
+
+def _noise_lines(objective: str, pairs: list[tuple[Metrics, Metrics]]) -> list[str]:
+    """The gain between identical code on ``objective``, and how often the reward scores it."""
+    key = METRIC_OF[objective]
+    gains = sorted(abs(a.value(objective) - b.value(objective)) / a.value(objective) for a, b in pairs)
+    floors = [noise_floor_for(objective, a, b) for a, b in pairs]
+    scored = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective, noise_floor=floor)
+              for (a, b), floor in zip(pairs, floors, strict=True)]
+    paper = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective) for a, b in pairs]
+    return [f"  {key}: gain between identical code p50 {_quantile(gains, 0.5):.1%}, "
+            f"p95 {_quantile(gains, 0.95):.1%}, max {gains[-1]:.1%}; floor applied "
+            f"{statistics.median(floors):.1%} (median)",
+            f"  {key}: pairs scored other than 0: {sum(v != 0 for v in scored) / len(pairs):.1%} with "
+            f"the floor, {sum(v != 0 for v in paper) / len(pairs):.1%} with noise_floor=0 (the paper's)"]
 
 
 def main(argv: list[str]) -> None:

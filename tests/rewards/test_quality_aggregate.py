@@ -92,3 +92,33 @@ def test_bad_aggregates_fail_fast() -> None:
         make_reward("cisq_grpo", quality_aggregate="average")
     with pytest.raises(ScoreError, match="'afterburner' has no quality aggregate"):
         make_reward("afterburner", quality_aggregate="mean")
+
+
+def test_quality_efficiency_keeps_the_total_and_takes_the_mean(sandbox: Sandbox) -> None:
+    engine = Engine(sandbox=sandbox)
+    record = {"completion": answer(FIGURE_5_WITH_QUALITY), "tests": TESTS,
+              "baseline_metrics": {"passed": True, "time_s": 1.0, "peak_memory_kb": 1e6,
+                                   "integral_kb_s": 1e6}}
+    [total] = rewards.quality_efficiency(engine=engine).score([record])
+    [paper] = rewards.quality_efficiency(engine=engine, quality_aggregate="mean").score([record])
+    assert total.components["quality"] == pytest.approx(0.5)
+    assert paper.components["quality"] == pytest.approx(0.875)
+
+
+def test_score_command_takes_the_aggregate(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from rewardkit.cli import main
+
+    solution, tests = tmp_path / "solution.md", tmp_path / "tests.json"
+    solution.write_text(answer(FIGURE_5_WITH_QUALITY))
+    tests.write_text(json.dumps(TESTS))
+    quality_by_choice = {}
+    for choice in ("mean", "total"):
+        assert main(["score", str(solution), "--tests", str(tests), "--quality-aggregate", choice,
+                     "--format", "json"]) == 0
+        quality_by_choice[choice] = json.loads(capsys.readouterr().out)["components"]["quality"]
+    assert quality_by_choice == {"mean": pytest.approx(0.875), "total": pytest.approx(0.5)}
+    assert main(["score", str(solution), "--tests", str(tests), "--preset", "afterburner",
+                 "--quality-aggregate", "mean"]) == 2
+    assert "--quality-aggregate applies to cisq_grpo, quality_efficiency" in capsys.readouterr().err

@@ -38,7 +38,7 @@ def test_unknown_protocol_names_the_choices() -> None:
 def test_mean_and_median_combine_known_runs() -> None:
     runs = [ExecutionResult(Status.PASSED, 1, 1, time_s=t, wall_s=t, peak_memory_kb=m)
             for t, m in ((1.0, 100.0), (2.0, 200.0), (6.0, 900.0))]
-    mean, median = combine_runs(runs, "mean"), combine_runs(runs, "median")
+    mean, median = combine_runs(runs, protocol("mercury")), combine_runs(runs, protocol("rewardkit"))
     assert (mean.time_s, mean.peak_memory_kb, mean.repeats) == (3.0, 400.0, 3)
     assert (median.time_s, median.peak_memory_kb) == (2.0, 200.0)
     assert mean.spread == median.spread  # MAD / median, whichever the statistic
