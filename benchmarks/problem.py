@@ -10,6 +10,7 @@ ship code, not timings.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,11 @@ class Problem:
     source: str = ""  # the dataset it came from: mini, venus, mercury, apps, humaneval, a path
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def untestable(self) -> str | None:
+        """Why the problem has no runnable tests, or None: a stdio/call suite needs a case, a
+        script suite an ``entry_point`` and a ``check`` (in Python: source that defines ``check``)."""
+        return missing_tests(self.tests, self.language)
+
     @property
     def measured(self) -> bool:
         """Whether every reference has metrics (filled by ``references.measure_references``)."""
@@ -82,3 +88,34 @@ class Problem:
                    str(data.get("title", "")), str(data.get("starter_code", "")),
                    str(data.get("difficulty", "")), tuple(data.get("tags", ())), refs,
                    str(data.get("source", "")), dict(data.get("extra", {})))
+
+
+def missing_tests(suite: TestSuite, language: str = "python") -> str | None:
+    """What keeps ``suite`` from testing anything (see :meth:`Problem.untestable`), or None."""
+    if suite.mode == "unittest":  # TestSuite.from_dict made sure it has test code
+        return None
+    if suite.mode != "script":
+        return None if suite.cases else f"its {suite.mode} suite has no cases"
+    missing = [what for what, absent in (("'entry_point'", not (suite.entry_point or "").strip()),
+                                         ("'check'", not (suite.check or "").strip())) if absent]
+    if missing:
+        return f"its script suite has no {' and no '.join(missing)}"
+    if language == "python" and not _defines(str(suite.check), "check"):
+        return "its check source defines no check(candidate)"
+    return None
+
+
+def _defines(source: str, name: str) -> bool:
+    """Whether Python ``source`` binds ``name`` anywhere (a def, a class, an assignment, an import)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name) in (name, "*"):
+            return True
+    return False

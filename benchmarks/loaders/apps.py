@@ -5,19 +5,33 @@ of a list of code strings, ``""`` when none), ``input_output`` (JSON text of
 ``{"inputs": [...], "outputs": [...], "fn_name"?: str}``), ``difficulty``
 (``introductory``/``interview``/``competition``), ``url`` and ``starter_code``.
 
+Problems are judged as APPS's own harness judges them (``run_test`` in
+``eval/testing_util.py`` of ``hendrycks/apps``, read at commit 362aedc):
+
 * Without ``fn_name`` a problem is a stdin/stdout program: a ``stdio`` suite,
   one case per input (an input or output given as a list of lines is joined
-  with newlines).  APPS's own checker accepts an output that matches token by
-  token or as numbers within a small tolerance, not only line by line, so the
-  suite carries :data:`EVALUATOR`, which does the same.
+  with newlines, as ``run_test`` does).  The suite's ``program: "apps"`` runs
+  the program as APPS does, as the body of a function after APPS's imports,
+  so a top-level ``return`` ends it and ``SystemExit`` keeps its output
+  (:func:`rewardkit.sandbox.runtime.harness.apps_program`); its evaluator,
+  :data:`EVALUATOR`, is APPS's cascade of comparisons.
 * With ``fn_name`` it is a ``call`` suite: the entry point is
   ``Solution.<fn_name>`` when the starter code defines ``class Solution``
   (LeetCode-style problems), else the function itself; each input is the
-  argument list.  APPS stores most expected values wrapped in a one-element
-  list (its checker accepts ``output == expected`` or ``output ==
-  expected[0]``); a call suite has one expected value, so a one-element list
-  is unwrapped.  A function whose true answer is a one-element list is the
-  case this reads wrongly.
+  argument list (a leading dict argument gets its keys back as ints where
+  they all are, as APPS does; APPS then drops the other arguments, we keep
+  them).  The stored output is kept as it is and ``compare: "apps"`` judges
+  the returned value as APPS does (equal to it or to its first element:
+  :func:`rewardkit.sandbox.suite_formats.apps_matches`).
+
+Deliberate differences from APPS's harness: the program's top-level names
+stay module globals (APPS makes them locals of its function, so a ``global``
+statement in a helper fails there), ``__name__`` is ``"__main__"`` (APPS's
+module is ``tmp_sol``: a program guarded by ``if __name__ == "__main__"``
+prints nothing there), star and ``__future__`` imports anywhere at module
+level are legal, ``exit``/``quit`` work (APPS sets them to None), and stdin is
+a real stream (APPS's ``sys.stdin.readline`` returns lines without their
+newline).
 
 Difficulty maps introductory/interview/competition to easy/medium/hard; the
 original label is kept in ``extra["apps_difficulty"]``.
@@ -25,6 +39,7 @@ original label is kept in ``extra["apps_difficulty"]``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -37,36 +52,45 @@ SOURCE = "apps"
 KEYS = frozenset({"question", "input_output"})
 _SOLUTION_CLASS = re.compile(r"^\s*class\s+Solution\b", re.MULTILINE)
 
-EVALUATOR = '''import math
+EVALUATOR = '''def _floats(lines):
+    return [float(line) for line in lines]
 
 
-def _lines(text):
-    return [line.rstrip() for line in text.strip().splitlines()]
-
-
-def _number(token):
+def _close(got, want):
     try:
-        return float(token)
-    except ValueError:
-        return None
+        a, b = _floats(got), _floats(want)
+    except (TypeError, ValueError):
+        return False
+    return len(a) == len(b) and all(x == y or abs(x - y) <= 1e-8 + 1e-5 * abs(y) for x, y in zip(a, b))
+
+
+def _rounded(sets):
+    return {frozenset(round(float(token), 3) for token in tokens) for tokens in sets}
 
 
 def evaluate(expected, actual):
-    """APPS's leniency: equal lines, equal tokens, or numbers within 1e-6 (relative or absolute)."""
-    if _lines(expected) == _lines(actual):
+    """APPS's cascade (eval/testing_util.py run_test, stdin branch), in its order."""
+    out = actual.splitlines()  # what APPS captures: the printed lines
+    if "\\n".join(out).strip() == expected.strip():  # custom_compare_
         return True
-    want, got = expected.split(), actual.split()
-    if want == got:
+    if "\\n".join(line.strip() for line in out).strip() == expected.strip():
         return True
-    if len(want) != len(got):
+    if out == [expected]:
+        return True
+    want = [line.strip() for line in expected.split("\\n") if line]
+    if out == want:
+        return True
+    out = [line for line in out if line]
+    if out == want or _close(out, want):  # each line one number, within numpy.allclose
+        return True
+    want_sets = [set(line.split()) for line in want]
+    out_sets = [set(line.split()) for line in out if line.split()]
+    if {frozenset(s) for s in out_sets} == {frozenset(s) for s in want_sets}:
+        return True  # the same lines as sets of tokens, in any order
+    try:
+        return _rounded(out_sets) == _rounded(want_sets)  # the same, numbers rounded to 3 places
+    except (TypeError, ValueError, OverflowError):
         return False
-    for a, b in zip(want, got):
-        if a == b:
-            continue
-        x, y = _number(a), _number(b)
-        if x is None or y is None or not math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-6):
-            return False
-    return True
 '''
 
 
@@ -79,8 +103,13 @@ def _joined(value: Any) -> str:
     return "\n".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
-def _unwrapped(value: Any) -> Any:
-    return value[0] if isinstance(value, list) and len(value) == 1 else value
+def _arguments(value: Any) -> list[Any]:
+    """A call's arguments; a leading dict's keys back to ints where they all are (as APPS does)."""
+    args = list(value) if isinstance(value, list) else [value]
+    if args and isinstance(args[0], dict):
+        with contextlib.suppress(TypeError, ValueError):
+            args[0] = {int(key): item for key, item in args[0].items()}
+    return args
 
 
 def _suite(io: dict[str, Any], starter_code: str) -> dict[str, Any]:
@@ -90,11 +119,10 @@ def _suite(io: dict[str, Any], starter_code: str) -> dict[str, Any]:
     fn_name = io.get("fn_name")
     if not fn_name:
         cases = [{"input": _joined(i), "output": _joined(o)} for i, o in zip(inputs, outputs, strict=True)]
-        return {"mode": "stdio", "cases": cases, "evaluator": EVALUATOR}
+        return {"mode": "stdio", "cases": cases, "evaluator": EVALUATOR, "program": "apps"}
     entry = f"Solution.{fn_name}" if _SOLUTION_CLASS.search(starter_code) else str(fn_name)
-    calls = [{"args": i if isinstance(i, list) else [i], "expected": _unwrapped(o)}
-             for i, o in zip(inputs, outputs, strict=True)]
-    return {"mode": "call", "entry_point": entry, "cases": calls}
+    calls = [{"args": _arguments(i), "expected": o} for i, o in zip(inputs, outputs, strict=True)]
+    return {"mode": "call", "entry_point": entry, "cases": calls, "compare": "apps"}
 
 
 def apps_problem(record: dict[str, Any], source: str = SOURCE, where: str = "") -> Problem:

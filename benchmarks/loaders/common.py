@@ -58,7 +58,19 @@ def _names_split(relative: Path, split: str) -> bool:
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of one file, as plain dicts."""
+    """The records of one file, as plain dicts; LoaderError at the first that cannot be read."""
+    for record in iter_records(path):
+        if isinstance(record, LoaderError):
+            raise record
+        yield record
+
+
+def iter_records(path: Path) -> Iterator[dict[str, Any] | LoaderError]:
+    """The records of one file, each a dict or, in its place, the LoaderError saying why it is not.
+
+    A JSONL line that is not a JSON object is one bad record (the next lines
+    are read); a ``.json`` file that is not JSON is one error for the file.
+    """
     name = path.name
     if name.endswith(".parquet"):
         yield from _parquet_records(path)
@@ -68,11 +80,23 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
         if name.endswith((".jsonl", ".jsonl.gz")):
             for number, line in enumerate(handle, 1):
                 if line.strip():
-                    yield _as_record(_loads(line, f"{path}:{number}"), f"{path}:{number}")
+                    yield _record(line, f"{path}:{number}")
             return
-        data = _loads(handle.read(), str(path))
+        text = handle.read()
+    try:
+        data = _loads(text, str(path))
+    except LoaderError as exc:
+        yield exc
+        return
     for index, item in enumerate(data if isinstance(data, list) else [data]):
         yield _as_record(item, f"{path}[{index}]")
+
+
+def _record(line: str, where: str) -> dict[str, Any] | LoaderError:
+    try:
+        return _as_record(_loads(line, where), where)
+    except LoaderError as exc:
+        return exc
 
 
 def _loads(text: str, where: str) -> Any:
@@ -82,9 +106,9 @@ def _loads(text: str, where: str) -> Any:
         raise LoaderError(f"{where}: not valid JSON ({exc})") from exc
 
 
-def _as_record(item: Any, where: str) -> dict[str, Any]:
+def _as_record(item: Any, where: str) -> dict[str, Any] | LoaderError:
     if not isinstance(item, dict):
-        raise LoaderError(f"{where}: a record must be a JSON object, got {type(item).__name__}")
+        return LoaderError(f"{where}: a record must be a JSON object, got {type(item).__name__}")
     return item
 
 

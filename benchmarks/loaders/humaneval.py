@@ -21,7 +21,7 @@ from typing import Any
 from ...optional import MissingExtra, requires
 from ...sandbox import TestSuite
 from ...sandbox.suite import SuiteError
-from ..problem import Problem, Reference
+from ..problem import Problem, Reference, missing_tests
 from .common import LoaderError, read_records, text
 
 SOURCE = "humaneval"
@@ -52,15 +52,28 @@ def humaneval_problem(record: dict[str, Any], source: str = SOURCE, where: str =
     task_id = text(record.get("task_id")).strip()
     where = where or f"humaneval task {task_id or '?'}"
     prompt, entry = text(record.get("prompt")), text(record.get("entry_point")).strip()
+    check = text(record.get("test"))
+    empty = [what for what, absent in (("its 'test' is empty", not check.strip()),
+                                       ("it has no 'entry_point'", not entry)) if absent]
+    if empty:
+        raise LoaderError(_untestable(where, " and ".join(empty)))
     try:
         tests = TestSuite.from_dict({"mode": "script", "entry_point": entry, "definitions": prompt,
-                                     "check": text(record.get("test"))})
+                                     "check": check})
     except SuiteError as exc:
         raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc
+    untestable = missing_tests(tests)
+    if untestable:
+        raise LoaderError(_untestable(where, untestable))
     canonical = text(record.get("canonical_solution"))
     references = [Reference(prompt + canonical, "canonical")] if canonical.strip() else []
     return Problem(problem_id=task_id, statement=prompt, tests=tests, language="python", title=entry,
                    starter_code=prompt, references=references, source=source)
+
+
+def _untestable(where: str, why: str) -> str:
+    return (f"{where}: no runnable tests ({why}); a HumanEval record needs 'test' defining "
+            "check(candidate) and an 'entry_point'")
 
 
 def load_humaneval(limit: int | None = None) -> list[Problem]:

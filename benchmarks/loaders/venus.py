@@ -19,6 +19,9 @@ expected and printed text.  That is exactly our ``stdio`` mode with an
   placeholder).  References are stored as such programs, so they run as they
   are; a candidate ``class Solution`` must go through :func:`program` (or
   :func:`rewardkit.benchmarks.loaders.runnable_code`) first;
+* a ``test_case_generator`` is run in the sandbox (:mod:`.venus_generator`,
+  the Afterburner paper's protocol) and its cases, validated against the
+  references, join ``test_cases``; a record may then ship no ``test_cases``;
 * ``extra``: ``runner``, ``test_case_generator``, and per reference the
   dataset's own measurements (``reference_metadata``: status, passed, time,
   memory, integral as Venus measured them elsewhere; ours replace them).
@@ -38,6 +41,7 @@ from ...sandbox import TestSuite
 from ...sandbox.suite import SuiteError
 from ..problem import Problem, Reference
 from .common import LoaderError, difficulty, json_field, sequence, text
+from .venus_generator import CaseGenerator
 
 SOURCE = "venus"
 PLACEHOLDER = "==Code Submission=="
@@ -105,32 +109,56 @@ def _solutions(value: Any, where: str) -> tuple[list[tuple[str, dict[str, Any]]]
     return kept, skipped
 
 
-def venus_problem(record: dict[str, Any], source: str = SOURCE, where: str = "") -> Problem:
-    """One Venus record as a :class:`Problem` (see the module docstring for the mapping)."""
+def venus_problem(record: dict[str, Any], source: str = SOURCE, where: str = "",
+                  case_generator: CaseGenerator | None = None) -> Problem:
+    """One Venus record as a :class:`Problem` (see the module docstring for the mapping).
+
+    A record with a ``test_case_generator`` has it run by ``case_generator``
+    (default: one with its defaults, for this call): its validated cases join
+    the record's own ``test_cases`` (an input already there is not repeated).
+    A generator that fails is the record's error when it has no ``test_cases``;
+    otherwise those are kept and ``extra["test_case_generator_error"]`` says why.
+    """
+    if case_generator is None:
+        with CaseGenerator() as own:
+            return venus_problem(record, source, where, own)
     problem_id = str(record.get("problem_id", "")).strip()
     where = where or f"venus problem {problem_id or '?'}"
     if not problem_id:
         raise LoaderError(f"{where}: no problem_id")
-    cases = sequence(json_field(record.get("test_cases"), "test_cases", where))
+    cases = [{"input": text(case.get("input")), "output": text(case.get("output"))}
+             for case in sequence(json_field(record.get("test_cases"), "test_cases", where))
+             if isinstance(case, dict)]
     evaluator = text(record.get("test_case_evaluator")).strip() or None
-    try:
-        tests = TestSuite.from_dict({"mode": "stdio", "evaluator": evaluator, "cases": [
-            {"input": text(case.get("input")), "output": text(case.get("output"))}
-            for case in cases if isinstance(case, dict)]})
-    except SuiteError as exc:
-        raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc
     runner = _runner(record.get("test_case_runners"))
     if PLACEHOLDER not in runner:
         raise LoaderError(f"{where}: test_case_runners has no {PLACEHOLDER!r} placeholder for the solution")
     solutions, skipped = _solutions(record.get("solutions"), where)
     references = [Reference(program(runner, code), f"venus #{index}")
                   for index, (code, _) in enumerate(solutions)]
+    generator, generator_error = text(record.get("test_case_generator")), None
+    if generator.strip():
+        try:
+            made = case_generator.cases(generator, HEADER + (solutions[0][0] if solutions else ""),
+                                        [r.code for r in references], evaluator, where)
+        except LoaderError as exc:
+            generator_error = str(exc).removeprefix(f"{where}: ")
+            if not cases:
+                raise LoaderError(f"{where}: its tests cannot be used: it has no test_cases, and "
+                                  f"{generator_error}") from exc
+            made = []
+        known = {case["input"] for case in cases}
+        cases += [case for case in made if case["input"] not in known]
+    try:
+        tests = TestSuite.from_dict({"mode": "stdio", "evaluator": evaluator, "cases": cases})
+    except SuiteError as exc:
+        raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc
     return Problem(
         problem_id=problem_id, statement=text(record.get("question_content")), tests=tests,
         language="python", title=text(record.get("title")),
         starter_code=_runner(record.get("code_prompt")),
         difficulty=difficulty(record.get("difficulty")),
         tags=tuple(str(t) for t in sequence(record.get("tags"))), references=references, source=source,
-        extra={"runner": runner, "test_case_generator": text(record.get("test_case_generator")),
+        extra={"runner": runner, "test_case_generator": generator,
                "reference_metadata": [meta for _, meta in solutions],
-               "skipped_solutions": skipped})
+               "skipped_solutions": skipped, "test_case_generator_error": generator_error})

@@ -38,6 +38,8 @@ class WorkerProcess:
         self._stdin = self._proc.stdin
         self._stdout_fd = self._proc.stdout.fileno()
         os.set_blocking(self._stdout_fd, False)
+        self._selector = selectors.DefaultSelector()  # one for the worker's life, not one per request
+        self._selector.register(self._stdout_fd, selectors.EVENT_READ)
         self._frames = protocol.FrameBuffer(protocol.REPLY_OVERHEAD)
         self.info = self.request({"op": "hello"}, timeout=start_timeout)
         if not self.info.get("ok"):
@@ -74,14 +76,12 @@ class WorkerProcess:
     def _reply(self, timeout: float, max_frame: int) -> dict[str, Any]:
         self._frames.limit = max_frame
         deadline = time.monotonic() + timeout
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._stdout_fd, selectors.EVENT_READ)
-            while (frame := self._frames.pop()) is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"the worker did not answer in {timeout:.0f} s")
-                if selector.select(remaining):
-                    self._read_chunk()
+        while (frame := self._frames.pop()) is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"the worker did not answer in {timeout:.0f} s")
+            if self._selector.select(remaining):
+                self._read_chunk()
         return frame
 
     def _read_chunk(self) -> None:
@@ -125,6 +125,7 @@ class WorkerProcess:
         else:
             with contextlib.suppress(OSError):
                 self._stdin.close()
+        self._selector.close()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
         self._log.close()

@@ -48,6 +48,9 @@ import mmap
 import os
 import re
 import signal
+import struct
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +88,26 @@ def _read_int(path: str) -> int | None:
         return int(_read(path).split()[0])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _open_counter(path: str) -> int:
+    """A cgroup file kept open for :func:`_pread_int` (a sample then costs one system call)."""
+    return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _pread_int(fd: int) -> int | None:
+    """The number a cgroup file opened by :func:`_open_counter` holds now (read from its start)."""
+    try:
+        return int(os.pread(fd, 64, 0).split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _close_counter(fd: int) -> int:
+    """Close a counter from :func:`_open_counter` (once: -1 means closed); returns -1."""
+    if fd >= 0:
+        os.close(fd)
+    return -1
 
 
 def _keyed(path: str) -> dict[str, int]:
@@ -176,6 +199,13 @@ def sweep_stale_groups(parent: str) -> None:
 
 def _remove_tree(path: str) -> None:
     """rmdir a cgroup and its child groups, deepest first (cgroup dirs hold only control files)."""
+    try:  # a run's group has no child groups (its uid cannot make any): one rmdir, no listing
+        os.rmdir(path)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
     for root, dirs, _ in os.walk(path, topdown=False):
         for name in dirs:
             with contextlib.suppress(OSError):
@@ -185,6 +215,31 @@ def _remove_tree(path: str) -> None:
 
 
 # -- one run ----------------------------------------------------------------------------------------
+class _UntimedCpu:
+    """CPU seconds the run's first process spent on work not to be charged: noted there, read here."""
+
+    def __init__(self) -> None:
+        self._cell = mmap.mmap(-1, 8)  # anonymous and shared: the fork writes what the worker reads
+        self._noted = 0.0
+
+    def measure(self, work: Callable[[], None]) -> None:
+        """In the run's first process: do ``work``, note its CPU time, and unmap the shared page."""
+        start = time.process_time()
+        work()
+        self._cell[:8] = struct.pack("d", time.process_time() - start)
+        self._cell.close()  # in this process only: nothing the run does next can reach it
+
+    @property
+    def seconds(self) -> float:
+        """In the worker: what :meth:`measure` noted (0 if nothing was)."""
+        return self._noted if self._cell.closed else float(struct.unpack("d", self._cell[:8])[0])
+
+    def close(self) -> None:
+        """In the worker, once the run has ended: keep the figure, release the page."""
+        self._noted = self.seconds
+        self._cell.close()
+
+
 @dataclass
 class RunGroup:
     """A run's accounting: joined by the run's first process, sampled while it runs, read at the end."""
@@ -192,6 +247,7 @@ class RunGroup:
     method: str
     pid: int = 0
     _fds: list[int] = field(default_factory=list)
+    _untimed: _UntimedCpu = field(default_factory=_UntimedCpu)
 
     @property
     def descriptors(self) -> list[int]:
@@ -213,6 +269,19 @@ class RunGroup:
             os.close(fd)
         self._fds.clear()
 
+    def untimed(self, work: Callable[[], None]) -> None:
+        """In the run's first process, after :meth:`join`: do ``work`` as part of the run, but take
+        its CPU time off the run's (:meth:`finish`).  What it allocates stays charged.
+
+        The figure crosses back through a shared page that this process unmaps as soon as it
+        has written it, so nothing the run executes afterwards can change it.
+        """
+        self._untimed.measure(work)
+
+    def _timed(self, cpu_s: float) -> float:
+        """``cpu_s`` less what :meth:`untimed` work took."""
+        return max(0.0, cpu_s - self._untimed.seconds)
+
     def started(self, pid: int) -> None:
         """In the worker, right after the fork: the run's first process is ``pid``."""
         self.pid = pid
@@ -230,6 +299,7 @@ class RunGroup:
 
     def close(self) -> None:
         """Release the group (every process of the run has ended)."""
+        self._untimed.close()
 
 
 class CgroupV1Run(RunGroup):
@@ -249,9 +319,10 @@ class CgroupV1Run(RunGroup):
         _write(os.path.join(self.dirs["pids"], "pids.max"), str(processes))
         self._fds = [os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
                      for path in self.dirs.values()]
+        self._usage = _open_counter(os.path.join(memory, "memory.usage_in_bytes"))
 
     def memory_kb(self) -> float | None:
-        value = _read_int(os.path.join(self.dirs["memory"], "memory.usage_in_bytes"))
+        value = _pread_int(self._usage)
         return None if value is None else value / 1024
 
     def finish(self, rusage: Any) -> RunCost:
@@ -259,11 +330,13 @@ class CgroupV1Run(RunGroup):
         cpu_ns = _read_int(os.path.join(self.dirs["cpuacct"], "cpuacct.usage")) or 0
         peak = _read_int(os.path.join(memory, "memory.max_usage_in_bytes")) or 0
         oom = _keyed(os.path.join(memory, "memory.oom_control")).get("oom_kill", 0)
-        return RunCost(cpu_ns / 1e9, peak / 1024, oom > 0)
+        return RunCost(self._timed(cpu_ns / 1e9), peak / 1024, oom > 0)
 
     def close(self) -> None:
+        self._usage = _close_counter(self._usage)
         for path in self.dirs.values():
             _remove_tree(path)
+        super().close()
 
 
 class CgroupV2Run(RunGroup):
@@ -280,19 +353,22 @@ class CgroupV2Run(RunGroup):
                 _write(os.path.join(self.dir, "memory.swap.max"), "0")
         _write(os.path.join(self.dir, "pids.max"), str(processes))
         self._fds = [os.open(os.path.join(self.dir, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)]
+        self._usage = _open_counter(os.path.join(self.dir, "memory.current"))
 
     def memory_kb(self) -> float | None:
-        value = _read_int(os.path.join(self.dir, "memory.current"))
+        value = _pread_int(self._usage)
         return None if value is None else value / 1024
 
     def finish(self, rusage: Any) -> RunCost:
         cpu_us = _keyed(os.path.join(self.dir, "cpu.stat")).get("usage_usec", 0)
         peak = _read_int(os.path.join(self.dir, "memory.peak"))
         oom = _keyed(os.path.join(self.dir, "memory.events")).get("oom_kill", 0)
-        return RunCost(cpu_us / 1e6, (peak or 0) / 1024, oom > 0)
+        return RunCost(self._timed(cpu_us / 1e6), (peak or 0) / 1024, oom > 0)
 
     def close(self) -> None:
+        self._usage = _close_counter(self._usage)
         _remove_tree(self.dir)
+        super().close()
 
 
 class ContainerRun(RunGroup):
@@ -336,7 +412,7 @@ class ContainerRun(RunGroup):
         if high is not None and self.high_kb is not None and high > self.high_kb:
             peak = max(peak, high - self.base_kb)  # the run set a new high-water mark: exact
         cpu = max(cpu, rusage.ru_utime + rusage.ru_stime)
-        return RunCost(cpu, max(peak, 0.0))
+        return RunCost(self._timed(cpu), max(peak, 0.0))
 
 
 def _self_cpu_s() -> float:
@@ -393,10 +469,12 @@ class SampledRun(RunGroup):
         maxrss = float(rusage.ru_maxrss)
         if self.execs and maxrss <= self._launcher_kb() + LAUNCHER_SLACK_KB:
             maxrss = 0.0  # the launcher's high-water mark, not the program's
-        return RunCost(max(waited, sum(self.cpu.values())), max(maxrss, self.peak_sum, self.own_peak))
+        cpu = self._timed(max(waited, sum(self.cpu.values())))
+        return RunCost(cpu, max(maxrss, self.peak_sum, self.own_peak))
 
     def close(self) -> None:
         self._launcher_peak.close()
+        super().close()
 
 
 # What the launcher may still touch between noting its high-water mark and the exec.

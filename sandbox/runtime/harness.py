@@ -5,7 +5,8 @@ Two shapes:
 * :func:`run_program` executes the solution as ``__main__`` with the given
   stdin (``stdio`` mode).
 * :func:`serve_module` executes the solution as a module and then answers
-  call requests over a pipe (``call`` and ``script`` modes).  It returns
+  call requests over a pipe (``call`` and ``script`` modes), one reply frame
+  per call, a batch of calls one after the other.  It returns
   values through :func:`protocol.encode_value`; it never sees expected
   outputs, so nothing the solution does in this process can forge a verdict.
 
@@ -16,11 +17,17 @@ for the instruction meter and inside containers).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import collections
 import contextlib
+import importlib
 import io
+import json
+import linecache
 import os
+import re
+import symtable
 import sys
 import traceback
 import types
@@ -136,7 +143,8 @@ def to_plain(value: Any) -> Any:
         return tree_to_list(value)
     if isinstance(value, ListNode):
         return linked_to_list(value)
-    if type(value) in (list, tuple) and any(isinstance(v, (TreeNode, ListNode)) for v in value):
+    if type(value) in (list, tuple) and any(issubclass(kind, (TreeNode, ListNode))
+                                            for kind in set(map(type, value))):  # C speed per item
         return type(value)(to_plain(v) for v in value)
     return value
 
@@ -173,16 +181,34 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+def _any_size_integers() -> None:
+    """Lift Python's limit on decimal digits in the solution's own process.
+
+    ``print(10**5000)`` and ``int(input())`` of a long number work as on
+    judges whose Python predates the limit (3.10.7/3.11); the quadratic cost
+    of converting falls on the solution's own time limit, never on a trusted
+    process (values cross to those in hexadecimal: :mod:`.protocol`).
+    """
+    setter = getattr(sys, "set_int_max_str_digits", None)
+    if setter is not None:
+        setter(0)
+
+
 def run_program(path: str) -> None:
     """Execute the file as ``__main__``; never returns."""
     _fresh_stdio()
+    _any_size_integers()
     sys.argv = [path]
     status = 0
     try:
         with open(path, encoding="utf-8") as handle:
             source = handle.read()
         module = _new_module("__main__", path)
-        exec(compile(source, path, "exec"), module.__dict__)  # nosec B102 - runs the solution, sandboxed
+        apps_source = _apps_source(source)
+        if apps_source is None:
+            exec(compile(source, path, "exec"), module.__dict__)  # nosec B102 - runs the solution, sandboxed
+        else:
+            _run_as_apps(apps_source, path, module.__dict__)
     except SystemExit as exc:
         status = _exit_code(exc)
     except BaseException as exc:
@@ -192,9 +218,140 @@ def run_program(path: str) -> None:
     os._exit(status)
 
 
+# -- APPS stdin programs -------------------------------------------------------------------
+# APPS's harness (hendrycks/apps eval/testing_util.py, run_test) runs a stdin program as the
+# body of a function ``code()`` after its own imports, and swallows SystemExit (call_method).
+APPS_MARKER = "def _rewardkit_apps_program():  # a stdin program run as APPS's harness runs it"
+_APPS_SOURCE = "SOURCE = "
+APPS_PRELUDE = """import sys, time, itertools, collections, math, fractions, random, heapq
+from itertools import accumulate, product, permutations, combinations
+from collections import Counter, OrderedDict, deque, defaultdict, ChainMap
+from functools import lru_cache
+from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2
+from typing import List, Tuple
+from heapq import *
+stdin = sys.stdin
+stdout = sys.stdout
+"""
+_STAR_OR_FUTURE = re.compile(r"^([ \t]*)from[ \t]+(?:__future__\b|[\w.]+[ \t]+import[ \t]*\*)")
+
+
+def apps_program(source: str) -> str:
+    """The file the sandbox runs for an APPS stdin program (built on the trusted side, text only).
+
+    Its first part is the program's lines as the body of a never-called
+    function, so that compiling the file (the worker's syntax check) reports
+    the program's own syntax errors, and a top-level ``return`` is not one
+    (star and ``__future__`` imports, legal only at module level, are left out
+    of that copy; their lines keep their indentation).  Its last line holds
+    the program itself, which :func:`run_program` runs with
+    :func:`_run_as_apps`.  A syntax error is reported one line below where
+    it is in the program.
+    """
+    body = "".join("\t" + (match.group(1) + "pass" if (match := _STAR_OR_FUTURE.match(line)) else line)
+                   + "\n" for line in source.split("\n"))
+    literal = json.dumps(source).replace("'", "\\u0027")  # no quote of either kind can end a string
+    return f"{APPS_MARKER}\n{body}\tpass\n{_APPS_SOURCE}{literal}\n"
+
+
+def _apps_source(text: str) -> str | None:
+    """The program in a file :func:`apps_program` wrote, else None (an ordinary program)."""
+    if not text.startswith(APPS_MARKER + "\n"):
+        return None
+    last = text.rstrip("\n").rpartition("\n")[2]
+    if not last.startswith(_APPS_SOURCE):
+        return None
+    source = json.loads(last[len(_APPS_SOURCE):])
+    return source if isinstance(source, str) else None
+
+
+def _run_as_apps(source: str, path: str, namespace: dict[str, Any]) -> None:
+    """Run a stdin program as the body of a function, after APPS's own imports.
+
+    As in APPS: a top-level ``return`` ends the program, the names APPS's
+    harness imports (``sys``, ``math``, ``gcd``, ``Counter``, ``heappush``,
+    ``np`` when numpy is installed, ...) need no import, and ``SystemExit``
+    ends the program with its output kept, whatever its code.  Unlike APPS
+    (deliberate fixes, see :func:`_as_function`): the program's top-level
+    names stay module globals (``global`` statements and functions that read
+    them work), ``__name__`` is ``"__main__"``, star and ``__future__``
+    imports are legal, and stdin is the real one.
+    """
+    exec(APPS_PRELUDE, namespace)  # nosec B102 - constant imports
+    if re.search(r"\bnp\b", source):
+        with contextlib.suppress(ImportError):
+            exec("import numpy as np", namespace)  # nosec B102 - constant import
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)  # tracebacks show its lines
+    namespace[_STAR_IMPORT] = _star_import
+    exec(_as_function(source, path), namespace)  # nosec B102 - runs the solution, sandboxed
+    with contextlib.suppress(SystemExit):
+        namespace[_PROGRAM]()
+
+
+_PROGRAM = "<module>"  # the function's name: its frames read as the program's own
+_STAR_IMPORT = "<star import>"  # not an identifier: no program name can hide it
+
+
+def _as_function(source: str, path: str) -> types.CodeType:
+    """The program compiled as ``def <module>(): global <every module-level name>; <program>``."""
+    tree = ast.parse(source, path)
+    names = sorted(symbol.get_name() for symbol in symtable.symtable(source, path, "exec").get_symbols())
+    body = _ModuleLevel().visit(tree).body
+    future = [node for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
+    body = [node for node in body if node not in future]
+    declared: list[ast.stmt] = [ast.Global(names=names)] if names else []
+    function = ast.FunctionDef(name=_PROGRAM, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                                  kw_defaults=[], defaults=[]),
+                               body=declared + (body or [ast.Pass()]), decorator_list=[], lineno=1)
+    module = ast.Module(body=[*future, function], type_ignores=[])
+    return compile(ast.fix_missing_locations(module), path, "exec")
+
+
+class _ModuleLevel(ast.NodeTransformer):
+    """Rewrites what a function body cannot hold, at module level only (not in defs or classes).
+
+    A star import becomes a call that imports into the module's globals; an
+    annotated assignment a plain one (a ``global`` name cannot be annotated);
+    a ``yield`` or ``await`` stays the SyntaxError it is at module level.
+    """
+
+    def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        if node.names[0].name != "*":
+            return node
+        call = ast.Call(func=ast.Name(id=_STAR_IMPORT, ctx=ast.Load()),
+                        args=[ast.Constant(node.module or ""), ast.Constant(node.level)], keywords=[])
+        return ast.copy_location(ast.Expr(value=call), node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is None:
+            return ast.copy_location(ast.Pass(), node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
+
+    def visit_Yield(self, node: ast.AST) -> ast.AST:
+        raise SyntaxError(f"'{type(node).__name__.lower()}' outside function")
+
+    visit_YieldFrom = visit_Await = visit_Yield
+
+
+def _star_import(module: str, level: int) -> None:
+    """``from module import *`` into the calling program's globals."""
+    caller = sys._getframe(1).f_globals
+    imported = importlib.import_module("." * level + module, caller.get("__package__") or None)
+    public = getattr(imported, "__all__", None)
+    if public is None:
+        public = [name for name in vars(imported) if not name.startswith("_")]
+    caller.update({name: getattr(imported, name) for name in public})
+
+
 def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
     """Execute the file as a module, then answer call requests; never returns."""
     _fresh_stdio()
+    _any_size_integers()
     sys.argv = [path]
     requests = os.fdopen(rpc_in, "rb", buffering=0)
     try:
@@ -221,9 +378,19 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
             request = protocol.read_frame(requests)
         except protocol.ProtocolError:
             break
-        _reply(rpc_out, _answer(namespace, request, path))
+        for call in _calls(request):
+            _reply(rpc_out, _answer(namespace, call, path))
     _flush()
     os._exit(0)
+
+
+def _calls(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls one request asks for, in order: itself, or each of a batch's ``calls``
+    (``{"name": ..., "calls": [{"args": ..., "return_arg": ...}, ...]}``), each answered by a frame."""
+    batch = request.get("calls")
+    if not isinstance(batch, list):
+        return [request]
+    return [{**call, "name": request.get("name")} for call in batch]
 
 
 def _reply(fd: int, message: dict[str, Any]) -> None:

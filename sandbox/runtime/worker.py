@@ -8,6 +8,8 @@ usually need, and then serves frames on stdin/stdout:
            for ``module`` jobs start the long-lived call server child
 ``run``    (program jobs) run once with the given stdin, measured
 ``call``   (module jobs) forward one call to the server child, measured
+``calls``  (module jobs) forward a batch of calls to it at once; the reply holds their results,
+           as many as fit in one reply (``results`` collects the rest)
 ``end``    stop the job, report the module child's cost, delete the work dir
 ``pin``    from now on, pin every run to one CPU: the ``slot``-th this worker may use
 
@@ -17,6 +19,7 @@ and reports what happened, so a solution cannot read what it is judged by.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import math
@@ -43,7 +46,7 @@ from . import (
     scratch,
     view,
 )
-from .languages import Language, fill, find_tool, resolve_language, source_name
+from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .supervise import Child, Usage
 
 # Pre-import what the LeetCode prelude pulls in, so forked children get it free.
@@ -52,6 +55,8 @@ exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 PR_SET_DUMPABLE = 4
+MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
+BATCH_REPLY_S = 5.0  # a batch of calls is answered in parts at least this often
 # What a runtime prints when it runs out of memory (Python, C++, Java, Node).
 _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
 
@@ -69,6 +74,10 @@ class Job:
     argv: list[str] | None = None  # exec'd command; None means the fork fast path
     prelude: bool = False
     module: Child | None = None
+    awaited: int = 0  # results of the module child's latest batch not yet collected
+    batch_deadline: float | None = None  # when that batch's time (``budget_s``) is spent
+    tests: bool = False  # built with the language's test runner (suite mode "unittest")
+    edition: str = DEFAULT_EDITION
 
     @property
     def slowdown(self) -> int:
@@ -94,8 +103,10 @@ class Worker:
         self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
         # the interpreter and this runtime stay visible even when installed under a covered
         # folder (a checkout in /tmp): exec'd children (valgrind's python) import them again
+        # a rustup toolchain under a home directory is shown to runs too (read-only)
+        self.tools = {"rustc": rustc} if (rustc := home_rustc(tool_path)) else {}
         keep = sorted({sys.base_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
-                       self.runtime_dir})
+                       self.runtime_dir, *(os.path.dirname(os.path.dirname(t)) for t in self.tools.values())})
         self.iso = isolation.enter_worker_namespaces(keep, packages, hidden, self.runtime_dir)
         if self.iso.view is not None:  # runs see the runtime apart from the rest of rewardkit
             self.runtime_dir = RUNTIME_MOUNT
@@ -136,7 +147,7 @@ class Worker:
 
     # -- protocol ------------------------------------------------------------------
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer one frame from the parent (hello, begin, run, call or end)."""
+        """Answer one frame from the parent (hello, begin, pin, run, call, calls, results or end)."""
         op = message.get("op")
         if op == "hello":
             return {"ok": True, "pid": os.getpid(), "isolation": self.iso.to_dict(),
@@ -152,6 +163,10 @@ class Worker:
             return self.run(str(message.get("stdin", "")))
         if op == "call":
             return self.call(message)
+        if op == "calls":
+            return self.calls(message)
+        if op == "results":
+            return self.results()
         if op == "end":
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
@@ -173,6 +188,8 @@ class Worker:
         job = self._new_job(language, str(message["code"]), str(message.get("kind", "program")),
                             dict(message.get("limits", {})), str(message.get("meter", "time")))
         job.prelude = bool(message.get("prelude", False))
+        job.tests = bool(message.get("tests", False))
+        job.edition = str(message.get("edition") or DEFAULT_EDITION)
         self.job = job
         failure = self._compile(job)
         if failure is not None:
@@ -210,30 +227,40 @@ class Worker:
         language = job.language
         values = {"src": job.source_file, "memory_mb": str(int(job.limits.get("memory_mb", 1024))),
                   "main_class": job.source_file[:-5] if language.name == "java" else "main",
-                  "python": self.python}
+                  "python": self.python, "edition": job.edition}
+        compile_argv, run_argv = (language.test_compile, language.test_run) if job.tests \
+            else (language.compile, language.run)
+        if job.tests and not compile_argv:
+            return _compile_error(f"{language.name} has no built-in test runner: unittest mode "
+                                  "cannot judge it")
         if language.name == "python":
             if job.meter == "instructions":
                 job.argv = self._python_argv(job)
+            elif job.kind == "module":
+                return None  # its own child checks the syntax first (_start_module): one fork, not two
             return self._python_syntax(job)
-        if language.compile:
-            failure = self._run_compiler(job, values)
+        if compile_argv:
+            failure = self._run_compiler(job, compile_argv, values)
             if failure is not None:
                 return failure
-        run = fill(language.run, **values)
+        if job.tests:  # the test code is in the program: the run must not read it from the source
+            os.unlink(os.path.join(job.workdir, job.source_file))
+        run = fill(run_argv, **values)
         tool = run[0] if run[0].startswith(("./", "/")) else find_tool(run[0], self.tool_path)
         if tool is None:
             return _compile_error(f"{run[0]} not found: the {language.name} runtime is not installed")
         job.argv = [tool, *run[1:]]
         return None
 
-    def _run_compiler(self, job: Job, values: dict[str, str]) -> dict[str, Any] | None:
+    def _run_compiler(self, job: Job, template: tuple[str, ...],
+                      values: dict[str, str]) -> dict[str, Any] | None:
         """Compile in a limited child; a compile error when the tool is missing or fails."""
         language = job.language
-        tool = find_tool(language.compile[0], self.tool_path)
+        tool = self.tools.get(template[0]) or find_tool(template[0], self.tool_path)
         if tool is None:
-            return _compile_error(f"{language.compile[0]} not found: the {language.name} "
+            return _compile_error(f"{template[0]} not found: the {language.name} "
                                   "toolchain is not installed where the sandbox runs")
-        argv = [tool, *fill(language.compile[1:], **values)]
+        argv = [tool, *fill(template[1:], **values)]
         child = self._spawn(job, _exec_target(argv, self._env(job)), os.devnull, compile_step=True)
         child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
         usage = child.reap()
@@ -283,8 +310,13 @@ class Worker:
         return fork_target
 
     def _spawn(self, job: Job, target: Callable[[], None], stdin_path: str,
-               compile_step: bool = False, rpc: bool = False) -> Child:
-        """Start one run of ``target``: its pipes, its cgroup, its namespaces, its limits."""
+               compile_step: bool = False, rpc: bool = False,
+               untimed: Callable[[], None] | None = None) -> Child:
+        """Start one run of ``target``: its pipes, its cgroup, its namespaces, its limits.
+
+        ``untimed`` runs in the child first, as part of the run (its limits, uid, group and
+        memory), but its CPU time is not the run's (:meth:`accounting.RunGroup.untimed`).
+        """
         under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
         limits = _child_limits(job, compile_step, under_valgrind)
         memory = int(job.limits.get("memory_mb", 1024))
@@ -301,6 +333,8 @@ class Worker:
                 isolation.prepare_child(self.iso, limits, job.workdir,
                                         deterministic=job.meter == "instructions")
                 group.join()
+                if untimed is not None:
+                    group.untimed(untimed)
                 target()
             except BaseException as exc:  # whatever stopped it, say so on the run's stderr
                 os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
@@ -384,12 +418,18 @@ class Worker:
 
     # -- module jobs ---------------------------------------------------------------------
     def _start_module(self, job: Job) -> dict[str, Any]:
-        child = self._spawn(job, self._target(job, module=True), os.devnull, rpc=True)
+        gate = None
+        if job.argv is None:  # the syntax check _compile left to this child, before the module loads
+            path = os.path.join(job.workdir, job.source_file)
+            gate = functools.partial(_syntax_gate, path, MODULE_REPLY_FD)
+        child = self._spawn(job, self._target(job, module=True), os.devnull, rpc=True, untimed=gate)
         job.module = child
         hello = child.pump(time.monotonic() + job.time_limit, want_frame=True)
         if hello is not None and hello.get("ok"):
             return {"ok": True, "names": hello.get("names", [])}
         result = self._finish_module(job)
+        if hello is not None and "compile_error" in hello:
+            return _compile_error(str(hello["compile_error"]))
         error = (hello or {}).get("error") or result.get("stderr") or "the module did not load"
         if hello is not None and str(error).startswith(("SyntaxError", "IndentationError", "TabError")):
             return {"ok": False, "status": "compile_error", "message": error}
@@ -411,6 +451,56 @@ class Worker:
                     "error": "timed out" if child.killed == "timeout" else "the solution exited"}
         reply["elapsed_s"] = elapsed
         return reply
+
+    def calls(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send a batch of calls to the module job's server child; answer with their results.
+
+        The child runs them one after the other, a reply frame each.  Each call
+        has the job's limit for one call (from the result before it) and,
+        with ``budget_s``, the batch all of them together (the suite's time
+        left); past either, the child is killed.  See :meth:`results`.
+        """
+        job = self._current_job()
+        child = job.module
+        if child is None or child.exited:
+            return {"ok": True, "results": [], "gone": True, "error": "the solution process is gone"}
+        if job.awaited:
+            return {"ok": False, "error": f"{job.awaited} results of the last batch are not collected"}
+        batch = message.get("calls")
+        if not isinstance(batch, list) or not batch:
+            return {"ok": False, "error": "calls needs a non-empty list of calls"}
+        child.send({"name": message.get("name"), "calls": batch})
+        job.awaited = len(batch)
+        budget = message.get("budget_s")
+        job.batch_deadline = None if budget is None else time.monotonic() + float(budget)
+        return self.results()
+
+    def results(self) -> dict[str, Any]:
+        """The next results of the batch in progress, in order: all of them, or as many as
+        come in :data:`BATCH_REPLY_S` seconds or to about one output cap of bytes (at least
+        one), so that the reply stays within the size the parent reads and the time it waits
+        for one call; ``gone`` when the child ended before the rest."""
+        job = self._current_job()
+        child = job.module
+        if child is None or not job.awaited:
+            return {"ok": False, "error": "no batch of calls in progress"}
+        frames = child._frames
+        first, started = frames.popped_bytes, time.monotonic()
+        cap = int(job.limits.get("output_kb", 8192)) * 1024
+        out: list[dict[str, Any]] = []
+        while job.awaited and (not out or (frames.popped_bytes - first < cap
+                                           and time.monotonic() - started < BATCH_REPLY_S)):
+            deadline = time.monotonic() + job.time_limit
+            if job.batch_deadline is not None:
+                deadline = min(deadline, job.batch_deadline)
+            reply = child.pump(deadline, want_frame=True)
+            if reply is None:
+                job.awaited = 0
+                return {"ok": True, "results": out, "gone": True,
+                        "error": "timed out" if child.killed == "timeout" else "the solution exited"}
+            job.awaited -= 1
+            out.append(reply)
+        return {"ok": True, "results": out}
 
     def _finish_module(self, job: Job) -> dict[str, Any]:
         child = job.module
@@ -524,7 +614,8 @@ def _compile_error(message: str) -> dict[str, Any]:
     return {"ok": False, "status": "compile_error", "message": message.strip()[-4000:]}
 
 
-def _check_syntax(path: str) -> None:
+def _syntax_error(path: str) -> str | None:
+    """What compiling the Python file says is wrong with it, as Python prints it; None if nothing."""
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
     try:
@@ -532,9 +623,29 @@ def _check_syntax(path: str) -> None:
     except (SyntaxError, ValueError) as exc:  # a SyntaxError shows its line and where in it
         if isinstance(exc, SyntaxError):
             exc.filename = os.path.basename(path)
-        os.write(2, "".join(traceback.format_exception_only(type(exc), exc)).encode())
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    return None
+
+
+def _check_syntax(path: str) -> None:
+    """The syntax-check child: the error on stderr and exit status 1, or exit status 0."""
+    error = _syntax_error(path)
+    if error is not None:
+        os.write(2, error.encode())
         os._exit(1)
     os._exit(0)
+
+
+def _syntax_gate(path: str, reply_fd: int) -> None:
+    """In a module job's child, before the solution loads: if the file does not compile, send
+    the compile error the syntax-check child would have printed, as the child's first frame, and exit."""
+    try:
+        error = _syntax_error(path)
+    except BaseException as exc:  # what _spawn says of a child that fails before its target
+        error = f"sandbox: could not start the solution: {exc!r}\n"
+    if error is not None:
+        protocol.write_frame_fd(reply_fd, {"ok": False, "compile_error": error})
+        os._exit(1)
 
 
 def _exec_target(argv: list[str], env: dict[str, str]) -> Callable[[], NoReturn]:

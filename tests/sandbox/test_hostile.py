@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
@@ -127,7 +128,9 @@ def test_cannot_read_the_callers_secrets(clean_host: None) -> None:
     assert result.status == Status.WRONG_ANSWER  # it ran; look at what it printed
     assert "hunter2" not in result.feedback
     assert "root:" not in result.feedback
-    assert "Got:\n[]" in hidden.feedback or "Got:\n['.pyenv']" in hidden.feedback
+    # only toolchains under /root are shown (the Python prefix, a rustup toolchain), nothing else
+    shown = hidden.feedback.split("Got:\n", 1)[1].splitlines()[0]
+    assert set(ast.literal_eval(shown)) <= {".pyenv", ".rustup"}, shown
 
 
 def test_expected_outputs_never_reach_the_solution(sandbox: Sandbox) -> None:

@@ -1,0 +1,330 @@
+"""HumanEval+ and MBPP+ in the EvalPlus release format, judged by EvalPlus's protocol.
+
+A release record (``HumanEvalPlus.jsonl.gz``, its ``-Mini`` and ``-NoExtreme``
+variants, ``MbppPlus.jsonl.gz``) has ``task_id``, ``prompt``, ``entry_point``,
+``canonical_solution``, ``contract``, ``base_input``, ``plus_input`` and
+``atol`` (``test``, HumanEval's own check, is not used: the ``-Mini`` file has
+none).  Following ``evalplus/evaluate.py`` and ``evalplus/eval/__init__.py``
+(github.com/evalplus/evalplus, commit 26d6d00):
+
+* Each problem is a ``call`` suite on the entry point: the base inputs, then
+  the plus inputs.  A solution passes HumanEval+ when it passes every one
+  (EvalPlus: ``base_status == plus_status == "pass"``); ``extra["base_cases"]``
+  says how many come first, for a base-only score.
+* Expected outputs are what the reference (``prompt + canonical_solution``,
+  as ``get_groundtruth`` runs it) returns on each input, computed in our own
+  sandbox, once, and cached under ``$REWARDKIT_CACHE_DIR/evalplus`` keyed by
+  the record's content.  They are computed when the file is loaded (a cached
+  file loads in about a second; HumanEval+ from scratch takes about 30 s on
+  2 cores), so a loaded problem is ready to judge.  An input on which the
+  reference raises is left out of the suite and listed in the problem's
+  ``extra["skipped_inputs"]`` (EvalPlus would stop with the exception).
+* The ``contract`` is not checked, as EvalPlus's evaluator does not check it:
+  EvalPlus applies it only when generating inputs (``trusted_check_exec`` in
+  ``evalplus/gen/util/__init__.py`` admits an input when the reference with
+  its contract runs on it).  The release still holds inputs that violate
+  their contract (62 plus inputs of HumanEval/32, one base input of
+  HumanEval/116) and EvalPlus judges solutions on them.
+  ``evalplus_problem(..., contract=True)`` applies that generation rule
+  instead: the reference runs with its contract at the top of its body and
+  inputs it rejects are left out.
+* Returned values compare as ``unsafe_execute`` compares them
+  (:func:`rewardkit.sandbox.judge.evalplus_matches`): exact equality, else
+  ``np.allclose`` with rtol 1e-7 and the problem's ``atol``, which becomes
+  1e-6 from the first float-valued expected output on when it is 0.  The
+  special oracles are kept: HumanEval/32 ``find_zero`` (the polynomial is
+  within ``atol`` of 0 at the answer) and MBPP+'s set-valued and
+  not-None tasks; MBPP+ inputs are turned into tuples, sets and complex
+  numbers as ``mbpp_deserialize_inputs`` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ...sandbox import Limits, Sandbox, TestSuite
+from ...sandbox.runtime import protocol
+from ...sandbox.suite import Case
+from ..problem import Problem, Reference
+from .common import LoaderError, text
+
+log = logging.getLogger("rewardkit.benchmarks.evalplus")
+
+SOURCE = "evalplus"
+KEYS = frozenset({"task_id", "prompt", "entry_point", "canonical_solution", "contract",
+                  "base_input", "plus_input", "atol"})
+CACHE_VERSION = 1  # bump when what is cached, or how it is computed, changes
+FLOAT_ATOL = 1e-6  # unsafe_execute: "enforce atol for float comparison" when the problem's is 0
+# the reference's limits while its outputs are computed (EvalPlus sets none; 4 GB is its evaluator's)
+REFERENCE_LIMITS = Limits(time_s=120.0, memory_mb=4096, output_kb=256 * 1024)
+# limits to judge candidates with: EvalPlus's 4 GB of memory (EVALPLUS_MAX_MEMORY_BYTES), and replies
+# big enough for the largest expected output (HumanEval/130 returns a million floats, about 20 MB)
+LIMITS = Limits(time_s=10.0, memory_mb=4096, output_kb=64 * 1024)
+CHUNK = 64  # inputs per sandbox job while computing expected outputs
+
+# evalplus/eval/_special_oracle.py, by entry point
+MBPP_SET_EQUAL = frozenset({"similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
+                            "larg_nnum", "intersection_array", "find_dissimilar", "Diff"})
+MBPP_NOT_NONE = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+
+
+def is_evalplus(record: dict[str, Any]) -> bool:
+    """Whether a record has the EvalPlus release format's keys (``test`` optional)."""
+    return record.keys() >= KEYS
+
+
+def evalplus_problem(record: dict[str, Any], source: str = SOURCE, where: str = "",
+                     contract: bool = False) -> Problem:
+    """One release record as a :class:`Problem` judged by EvalPlus's protocol (module docstring).
+
+    ``contract=True`` leaves out the inputs that violate the record's contract.
+    """
+    task_id = text(record.get("task_id")).strip()
+    where = where or f"evalplus task {task_id or '?'}"
+    entry = text(record.get("entry_point")).strip()
+    prompt, canonical = text(record.get("prompt")), text(record.get("canonical_solution"))
+    if not entry or not canonical.strip():
+        raise LoaderError(f"{where}: an EvalPlus record needs an 'entry_point' and a 'canonical_solution'")
+    mbpp = task_id.lower().startswith("mbpp/")
+    try:
+        atol = float(record.get("atol") or 0.0)
+        base = _inputs(record.get("base_input"), task_id if mbpp else None)
+        plus = _inputs(record.get("plus_input"), task_id if mbpp else None)
+    except (TypeError, ValueError) as exc:
+        raise LoaderError(f"{where}: its inputs or atol cannot be read ({exc})") from exc
+    if not base and not plus:
+        raise LoaderError(f"{where}: no base_input and no plus_input: nothing to test a solution with")
+    reference = prompt + canonical
+    if contract:
+        reference_run = _with_contract(prompt, canonical, text(record.get("contract")), entry, mbpp)
+    else:
+        reference_run = reference
+    answers = expected_outputs(reference_run, entry, base + plus, where)
+    oracle = _oracle(entry, mbpp)
+    cases, atols, skipped = [], [], []
+    for name, inputs, offset in (("base", base, 0), ("plus", plus, len(base))):
+        current = atol  # unsafe_execute's atol changes for the rest of one run (base, then plus)
+        for index, args in enumerate(inputs):
+            kind, value = answers[offset + index]
+            if kind != "value":
+                skipped.append({"input": f"{name}[{index}]", "reason": _last_line(value)})
+                continue
+            if oracle == "not_none":
+                value = value is not None  # get_groundtruth's output_not_none
+            if current == 0 and oracle != "poly_root" and _is_floats(value):
+                current = FLOAT_ATOL
+            cases.append(Case(args=tuple(args), expected=value))
+            atols.append(current)
+        if name == "base":
+            base_cases = len(cases)
+    if not cases:
+        raise LoaderError(f"{where}: its reference fails on every input ({skipped[0]['reason']}); "
+                          "no runnable tests")
+    if skipped:
+        log.warning("%s: %d of %d inputs left out (the reference raises on them): %s",
+                    where, len(skipped), len(base) + len(plus), skipped[0])
+    extra: dict[str, Any] = {"compare": "evalplus", "base_cases": base_cases,
+                             "atol": atols[0] if len(set(atols)) == 1 else atols}
+    if oracle:
+        extra["oracle"] = oracle
+    suite = TestSuite("call", tuple(cases), entry_point=entry, extra=extra)
+    return Problem(problem_id=task_id, statement=prompt, tests=suite, language="python", title=entry,
+                   starter_code="" if mbpp else prompt, references=[Reference(reference, "canonical")],
+                   source=source, extra={"skipped_inputs": skipped} if skipped else {})
+
+
+def base_only(problem: Problem) -> TestSuite:
+    """The problem's suite cut to its base inputs (HumanEval's own inputs): EvalPlus's ``--base-only``."""
+    suite = problem.tests
+    count = int(suite.extra.get("base_cases", len(suite.cases)))
+    extra = dict(suite.extra)
+    if isinstance(extra.get("atol"), list):
+        extra["atol"] = extra["atol"][:count]
+    return TestSuite("call", suite.cases[:count], entry_point=suite.entry_point, extra=extra)
+
+
+# -- inputs ------------------------------------------------------------------------------------
+def _inputs(raw: Any, mbpp_task: str | None) -> list[list[Any]]:
+    values = json.loads(raw) if isinstance(raw, str) else raw
+    if values is None:
+        return []
+    if not isinstance(values, list) or not all(isinstance(args, list) for args in values):
+        raise ValueError("each input must be a list of arguments")
+    return [list(args) for args in (_mbpp_inputs(mbpp_task, values) if mbpp_task else values)]
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(item) for item in value) if isinstance(value, list) else value
+
+
+# evalplus/data/mbpp.py mbpp_deserialize_inputs: MBPP+ task number -> how one input is rebuilt
+_MBPP_INPUT: dict[int, Callable[[list[Any]], list[Any]]] = {}
+for _ids, _rule in (
+    ((2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579, 596, 616, 630, 726, 740,
+      744, 809), lambda inp: [tuple(arg) for arg in inp]),
+    ((63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614, 780),
+     lambda inp: [[tuple(item) for item in arg] for arg in inp]),
+    ((75, 413, 444, 753), lambda inp: [[tuple(item) for item in inp[0]], inp[1]]),
+    ((106, 750), lambda inp: [inp[0], tuple(inp[1])]),
+    ((115,), lambda inp: [[set(item) if isinstance(item, list) and item else {} for item in inp[0]]]),
+    ((124,), lambda inp: [float(inp[0]), complex(inp[1])]),
+    ((250, 405, 446, 617, 720, 763, 808), lambda inp: [tuple(inp[0]), inp[1]]),
+    ((259, 401, 445), lambda inp: [tuple(tuple(item) for item in arg) for arg in inp]),
+    ((278,), lambda inp: [tuple(tuple(item) if isinstance(item, list) else item for item in inp[0])]),
+    ((307,), lambda inp: [tuple(inp[0]), inp[1], inp[2]]),
+    ((722,), lambda inp: [{key: tuple(value) for key, value in inp[0].items()}, *inp[1:]]),
+    ((252,), lambda inp: [complex(inp[0])]),
+    ((580, 615, 791), lambda inp: list(_tuples(inp))),
+):
+    _MBPP_INPUT.update(dict.fromkeys(_ids, _rule))
+
+
+def _mbpp_inputs(task_id: str, inputs: list[Any]) -> list[Any]:
+    rule = _MBPP_INPUT.get(int(task_id.rsplit("/", 1)[-1]))
+    return [rule(inp) for inp in inputs] if rule else inputs
+
+
+def _oracle(entry: str, mbpp: bool) -> str | None:
+    if not mbpp:
+        return "poly_root" if entry == "find_zero" else None
+    return "set_equal" if entry in MBPP_SET_EQUAL else "not_none" if entry in MBPP_NOT_NONE else None
+
+
+def _is_floats(value: Any) -> bool:
+    """``is_floats`` of ``evalplus/eval/__init__.py``: a float, or a non-empty list/tuple of floats."""
+    if isinstance(value, float):
+        return True
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, float) for v in value)
+
+
+def _with_contract(prompt: str, canonical: str, contract: str, entry: str, mbpp: bool) -> str:
+    """The reference with its contract at the top of the body (``evalplus/inputgen.py``'s ``c_code``)."""
+    if not contract.strip():
+        return prompt + canonical
+    if not mbpp:  # the prompt ends inside the function, after its docstring
+        return prompt + contract + canonical
+    lines = canonical.split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith(f"def {entry}"):
+            return prompt + "\n".join([*lines[:index + 1], contract, *lines[index + 1:]])
+    return prompt + canonical
+
+
+def _last_line(message: Any) -> str:
+    lines = [line for line in str(message).strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "it raised"
+
+
+# -- expected outputs ----------------------------------------------------------------------------
+Answer = tuple[str, Any]  # ("value", v) or ("error", message)
+
+
+def expected_outputs(code: str, entry: str, inputs: list[list[Any]], where: str = "") -> list[Answer]:
+    """What ``entry`` of ``code`` returns (or raises) on each input, run in rewardkit's sandbox.
+
+    Cached on disk by content, unless an input raised (the fault may be the
+    sandbox's, mended later); LoaderError when the code cannot run at all.
+    """
+    path = _cache_path(code, entry, inputs)
+    cached = _read_cache(path)
+    if cached is not None and len(cached) == len(inputs):
+        return cached
+    answers = _compute(code, entry, inputs, where)
+    if any(kind != "value" for kind, _ in answers):
+        return answers
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps([["value", protocol.encode_value(value)] for _, value in answers]))
+    partial.replace(path)
+    return answers
+
+
+def cache_dir() -> Path:
+    """Where computed expected outputs are kept: ``$REWARDKIT_CACHE_DIR/evalplus``."""
+    root = Path(os.environ.get("REWARDKIT_CACHE_DIR", Path.home() / ".cache" / "rewardkit"))
+    return root / "evalplus"
+
+
+def _cache_path(code: str, entry: str, inputs: list[list[Any]]) -> Path:
+    blob = json.dumps([CACHE_VERSION, code, entry, protocol.encode_value(inputs)], sort_keys=True)
+    return cache_dir() / f"{hashlib.sha256(blob.encode()).hexdigest()}.json"
+
+
+def _read_cache(path: Path) -> list[Answer] | None:
+    try:
+        rows = json.loads(path.read_text())
+        return [(kind, protocol.decode_value(value) if kind == "value" else value) for kind, value in rows]
+    except (OSError, ValueError, TypeError, protocol.ProtocolError):
+        return None
+
+
+@cache
+def _sandbox() -> Sandbox:
+    """The sandbox that runs references (trusted suites: the recording check runs in this process)."""
+    return Sandbox(workers=os.cpu_count() or 1, limits=REFERENCE_LIMITS, trust_suites=True)
+
+
+# a script-mode check, run in this process, that records what the sandboxed reference returns
+RECORDING_CHECK = """def check(candidate):
+    from rewardkit.benchmarks.loaders.evalplus import record_answers
+    record_answers({token!r}, candidate)
+"""
+_PENDING: dict[str, list[list[Any]]] = {}
+_ANSWERS: dict[str, list[Answer]] = {}
+_LOCK = threading.Lock()
+
+
+def record_answers(token: str, candidate: Any) -> None:
+    """Called by the recording check, in this process: ask the sandboxed reference each input."""
+    answers: list[Answer] = []
+    for args in _PENDING[token]:
+        kind, value = candidate.answer(list(args), {})
+        answers.append(("value", value) if kind == "value" else ("error", value))
+        if kind == "gone":  # the process ended (time, memory): the rest were never asked
+            break
+    with _LOCK:
+        _ANSWERS[token] = answers
+
+
+@contextmanager
+def _registered(chunks: list[list[list[Any]]]) -> Iterator[list[str]]:
+    tokens = [uuid.uuid4().hex for _ in chunks]
+    with _LOCK:
+        _PENDING.update(zip(tokens, chunks, strict=True))
+    try:
+        yield tokens
+    finally:
+        with _LOCK:
+            for token in tokens:
+                _PENDING.pop(token, None)
+                _ANSWERS.pop(token, None)
+
+
+def _compute(code: str, entry: str, inputs: list[list[Any]], where: str) -> list[Answer]:
+    sandbox = _sandbox()
+    size = max(CHUNK, math.ceil(len(inputs) / sandbox.workers))
+    chunks = [inputs[start:start + size] for start in range(0, len(inputs), size)]
+    with _registered(chunks) as tokens:
+        jobs = [(code, TestSuite("script", entry_point=entry, check=RECORDING_CHECK.format(token=token)))
+                for token in tokens]
+        results = sandbox.run_many(jobs)
+        answers: list[Answer] = []
+        for token, chunk, result in zip(tokens, chunks, results, strict=True):
+            got = _ANSWERS.get(token)
+            if got is None:
+                raise LoaderError(f"{where}: its reference solution does not run ({result.status}): "
+                                  f"{_last_line(result.feedback)}")
+            unanswered = len(chunk) - len(got)
+            answers += got + [("error", f"not run: {result.status} before it")] * unanswered
+    return answers
