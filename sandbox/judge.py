@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
+from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
 from .referee import Referee
 from .runtime import protocol
 from .runtime.harness import apps_program
 from .runtime.languages import resolve_language
-from .suite import Case, TestSuite
+from .suite import COMPARES, Case, TestSuite
 from .suite_formats import apps_matches
 from .types import ExecutionResult, Limits, Status
 
@@ -280,9 +281,6 @@ def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-COMPARES = ("values", "evalplus", "apps")  # a call suite's ``compare``: how a returned value is judged
-ORACLES = ("poly_root", "set_equal", "not_none")  # EvalPlus's special oracles, by what they check
-EVALPLUS_RTOL = 1e-7  # evalplus/eval/__init__.py unsafe_execute: np.allclose(..., rtol=1e-07, atol=atol)
 
 
 def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
@@ -291,7 +289,7 @@ def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
     The suite's ``extra`` may carry ``compare`` (default ``"values"``:
     :func:`values_equal`), ``atol`` (one float, or one per case; default 1e-6
     for ``"values"``) and, with ``"evalplus"``, ``oracle``
-    (:func:`evalplus_matches`); ``"apps"`` judges as APPS's harness does
+    (:func:`~.evalplus_match.evalplus_matches`); ``"apps"`` judges as APPS's harness does
     (:func:`~.suite_formats.apps_matches`).  ValueError for a rule this judge lacks.
     """
     compare = suite.extra.get("compare", "values")
@@ -306,47 +304,6 @@ def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
     if compare == "apps":
         return apps_matches(case.expected, actual)
     raise ValueError(f"unknown call comparison {compare!r}; use one of {', '.join(COMPARES)}")
-
-
-def evalplus_matches(expected: Any, actual: Any, atol: float, args: list[Any] | None = None,
-                     oracle: str | None = None) -> bool:
-    """EvalPlus's verdict on one returned value (``unsafe_execute`` in ``evalplus/eval/__init__.py``).
-
-    Exact Python equality first; failing that, when ``atol`` is not 0, the
-    same type (and length, for a list or tuple) and ``np.allclose`` with
-    rtol 1e-7 and ``atol``.  The caller passes the ``atol`` EvalPlus would be
-    using at this input (it becomes 1e-6 for good at the first float-valued
-    expected output of a problem whose ``atol`` is 0).  ``oracle`` is one of
-    :data:`ORACLES`: ``poly_root`` (HumanEval/32, ``find_zero``: the
-    polynomial ``args[0]`` is within ``atol`` of 0 at the value),
-    ``set_equal`` (the values are equal as sets) or ``not_none`` (``expected``
-    says whether the reference returned something other than None).
-    """
-    if oracle is not None and oracle not in ORACLES:
-        raise ValueError(f"unknown EvalPlus oracle {oracle!r}; use one of {', '.join(ORACLES)}")
-    if oracle == "poly_root":
-        try:
-            return bool(abs(sum(c * math.pow(actual, i) for i, c in enumerate((args or [[]])[0]))) <= atol)
-        except Exception:
-            return False
-    try:
-        if oracle == "set_equal":
-            exact = set(actual) == set(expected)
-        elif oracle == "not_none":
-            exact = actual == expected if isinstance(actual, bool) else expected == (actual is not None)
-        else:
-            exact = bool(actual == expected)
-        if exact or atol == 0:
-            return exact
-        if type(actual) is not type(expected):
-            return False
-        if isinstance(expected, (list, tuple)) and len(actual) != len(expected):
-            return False
-        import numpy as np  # a core dependency, needed only here
-
-        return bool(np.allclose(actual, expected, rtol=EVALPLUS_RTOL, atol=atol))
-    except Exception:  # EvalPlus counts anything raised while comparing as a failed input
-        return False
 
 
 CALLS_PER_FRAME = 256  # call cases sent to the worker in one frame (a suite's ``calls_per_frame``)
@@ -378,10 +335,7 @@ def _run_calls(link: Link, suite: TestSuite, tally: Tally, meter: str) -> None:
 
 
 def _calls_per_frame(suite: TestSuite) -> int:
-    value = suite.extra.get("calls_per_frame", CALLS_PER_FRAME)
-    if type(value) is not int or value < 1:
-        raise ValueError(f"a call suite's calls_per_frame must be a positive integer, got {value!r}")
-    return value
+    return int(suite.extra.get("calls_per_frame", CALLS_PER_FRAME))  # checked when the suite was made
 
 
 def _call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally) -> Iterator[dict[str, Any]]:

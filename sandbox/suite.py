@@ -7,9 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .evalplus_match import ORACLES
 from .runtime import protocol
 
 MODES = ("stdio", "call", "script", "unittest")
+COMPARES = ("values", "evalplus", "apps")  # a call suite's ``compare``: how a returned value is judged
 PROGRAMS = ("apps",)  # a stdio suite's ``program``: how a Python program is run, when not as itself
 _EDITION = re.compile(r"20\d\d")  # a Rust edition: 2015, 2018, 2021, 2024...
 
@@ -78,6 +80,10 @@ class TestSuite:
     evaluator: str | None = None
     definitions: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.mode == "call":
+            _call_options(self.extra, len(self.cases))
 
     def __len__(self) -> int:
         return 1 if self.mode in ("script", "unittest") else len(self.cases)
@@ -190,6 +196,28 @@ def _call_case(case: Case) -> dict[str, Any]:
         return {"args": protocol.encode_value(list(case.args)),
                 "expected": protocol.encode_value(case.expected), "encoded": True}
     return {"args": list(case.args), "expected": case.expected}
+
+
+def _call_options(extra: dict[str, Any], count: int) -> None:
+    """SuiteError for a call suite's judging options (``compare``, ``oracle``, ``atol``,
+    ``calls_per_frame``) that the judge could not use."""
+    compare = extra.get("compare", "values")
+    if compare not in COMPARES:
+        raise SuiteError(f"unknown call comparison {compare!r}; use one of {', '.join(COMPARES)}")
+    oracle = extra.get("oracle")
+    if oracle is not None and (compare != "evalplus" or oracle not in ORACLES):
+        raise SuiteError(f"'oracle' is for compare \"evalplus\" and one of {', '.join(ORACLES)}, "
+                         f"got {oracle!r}")
+    atol = extra.get("atol")
+    if atol is not None:
+        values = atol if isinstance(atol, list) else [atol]
+        if isinstance(atol, list) and len(atol) != count:
+            raise SuiteError(f"'atol' as a list needs one tolerance per case ({count}), got {len(atol)}")
+        if not all(type(v) in (int, float) and 0 <= v < float("inf") for v in values):
+            raise SuiteError(f"'atol' must be a finite number >= 0 (or a list of them), got {atol!r}")
+    per_frame = extra.get("calls_per_frame")
+    if per_frame is not None and (type(per_frame) is not int or per_frame < 1):
+        raise SuiteError(f"'calls_per_frame' must be a positive integer, got {per_frame!r}")
 
 
 def _unittest_fields(check: Any, edition: Any) -> None:

@@ -1,4 +1,4 @@
-"""Killing this test process's own children by command line, from a thread, while a test runs."""
+"""This test process's own children found by command line, and killed from a thread while a test runs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,21 @@ from contextlib import contextmanager
 import psutil
 
 
+def command_line(process: psutil.Process) -> list[str]:
+    """The process's argv; empty for one that is gone or a zombie (a leftover of another test)."""
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
+def children_with(command_part: str, recursive: bool = False) -> list[psutil.Process]:
+    """This process's live children (all descendants if ``recursive``) whose command line holds
+    ``command_part``."""
+    return [child for child in psutil.Process().children(recursive=recursive)
+            if command_part in " ".join(command_line(child))]
+
+
 @contextmanager
 def killing(command_part: str, sig: signal.Signals = signal.SIGKILL,
             after_s: float = 0.0) -> Iterator[None]:
@@ -22,10 +37,8 @@ def killing(command_part: str, sig: signal.Signals = signal.SIGKILL,
     def kill() -> None:
         seen: dict[int, float] = {}
         while not stop.is_set():
-            for child in psutil.Process().children(recursive=True):
+            for child in children_with(command_part, recursive=True):
                 try:
-                    if command_part not in " ".join(child.cmdline()):
-                        continue
                     first = seen.setdefault(child.pid, time.monotonic())
                     if time.monotonic() - first >= after_s:
                         os.kill(child.pid, sig)

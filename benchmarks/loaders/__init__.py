@@ -29,6 +29,7 @@ from ..problem import Problem
 from .apps import apps_problem, is_apps
 from .common import LoaderError, data_files, hub_records, iter_records
 from .evalplus import evalplus_problem, is_evalplus
+from .evalplus import prepare as prepare_evalplus
 from .humaneval import humaneval_problem, is_humaneval, load_humaneval
 from .humaneval_rust import humaneval_rust_problem, is_humaneval_rust
 from .loaded import Loaded, Skipped, SkippedRecords
@@ -86,6 +87,9 @@ def problems_from_records(records: Iterable[dict[str, Any] | LoaderError], sourc
     :class:`~.venus_generator.CaseGenerator` with its defaults, started on first use).
     """
     loaded, count = Loaded(), 0
+    records = list(records)
+    evalplus = [r for r in records if isinstance(r, dict) and _schema(r) == "evalplus"]
+    prepare_evalplus(evalplus[:limit])  # their expected outputs in one batch for all of them
     with ExitStack() as stack:
         generator = case_generator or stack.enter_context(CaseGenerator())
         for index, record in enumerate(records):
@@ -106,6 +110,13 @@ def problems_from_records(records: Iterable[dict[str, Any] | LoaderError], sourc
         raise LoaderError(f"no record of {where} could be loaded ({count} records): {first}"
                           + (f"; and {more} more" if more > 0 else ""))
     return loaded
+
+
+def _schema(record: dict[str, Any] | LoaderError) -> str | None:
+    try:
+        return None if isinstance(record, LoaderError) else detect_schema(record)
+    except LOAD_FAULTS:
+        return None
 
 
 def _problem(record: dict[str, Any] | LoaderError, source: str | None, label: str,

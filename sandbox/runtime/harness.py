@@ -494,27 +494,48 @@ def _resolve(namespace: dict[str, Any], name: str) -> Any:
 
 def _convert_args(target: Any, args: list[Any]) -> list[Any]:
     """Build TreeNode/ListNode arguments where the signature asks for them."""
+    converted = list(args)
+    for index, kind in _node_arguments(target):
+        if index >= len(converted):
+            break
+        if kind == "tree":
+            converted[index] = list_to_tree(converted[index])
+        elif converted[index] and isinstance(converted[index][0], list):
+            converted[index] = [list_to_linked(v) for v in converted[index]]
+        else:
+            converted[index] = list_to_linked(converted[index])
+    return converted
+
+
+_NODE_ARGUMENTS: dict[Any, tuple[tuple[int, str], ...]] = {}  # function -> what _node_arguments said
+
+
+def _node_arguments(target: Any) -> tuple[tuple[int, str], ...]:
+    """The positions of ``target``'s TreeNode ("tree") and ListNode ("list") parameters, in order;
+    worked out once per function (reading type hints costs more than a small call)."""
+    function = getattr(target, "__func__", target)  # a method of a fresh instance: its function
+    try:
+        return _NODE_ARGUMENTS[function]
+    except (KeyError, TypeError):  # not seen yet, or not hashable
+        pass
     try:
         hints = typing.get_type_hints(target)
     except Exception:
         hints = getattr(target, "__annotations__", {}) or {}
     code = getattr(target, "__code__", None)
-    if code is None:
-        return list(args)
-    params = code.co_varnames[: code.co_argcount]
+    params = code.co_varnames[: code.co_argcount] if code is not None else ()
     if params and params[0] in ("self", "cls"):
         params = params[1:]
-    converted = list(args)
-    for index, param in enumerate(params[: len(converted)]):
+    found = []
+    for index, param in enumerate(params):
         hint = str(hints.get(param, ""))
         if "TreeNode" in hint:
-            converted[index] = list_to_tree(converted[index])
+            found.append((index, "tree"))
         elif "ListNode" in hint:
-            if converted[index] and isinstance(converted[index][0], list):
-                converted[index] = [list_to_linked(v) for v in converted[index]]
-            else:
-                converted[index] = list_to_linked(converted[index])
-    return converted
+            found.append((index, "list"))
+    with contextlib.suppress(TypeError):
+        _NODE_ARGUMENTS[function] = tuple(found)
+    return tuple(found)
 
 
 def main() -> None:

@@ -7,8 +7,8 @@ used to stay: ~5 MiB a run, until after ~370 runs the worker scored innocent sou
 
 from __future__ import annotations
 
-import psutil
 import pytest
+from killer import children_with
 
 from rewardkit.analyzers import analyze_many, batch, pool, shutdown_pool
 
@@ -16,8 +16,7 @@ RUNS = 120
 
 
 def _worker_rss_mb() -> float:
-    workers = [p for p in psutil.Process().children()
-               if "rewardkit.analyzers.worker" in " ".join(p.cmdline())]
+    workers = children_with("rewardkit.analyzers.worker")
     assert len(workers) == 1, workers
     return float(workers[0].memory_info().rss) / 2**20
 

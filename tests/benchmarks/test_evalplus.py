@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from rewardkit.benchmarks.loaders import detect_schema, load_dataset
+from rewardkit.benchmarks.loaders import SkippedRecords, detect_schema, load_dataset
+from rewardkit.benchmarks.loaders import evalplus as evalplus_loader
 from rewardkit.benchmarks.loaders.common import read_records
 from rewardkit.benchmarks.loaders.evalplus import LIMITS, base_only, evalplus_problem
 from rewardkit.sandbox import Sandbox, Status
-from rewardkit.sandbox.judge import evalplus_matches
+from rewardkit.sandbox.evalplus_match import evalplus_matches
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 HUMANEVAL_PLUS = SHARED_DATA / "HumanEvalPlus.jsonl.gz"
@@ -73,6 +74,22 @@ def test_expected_outputs_come_from_the_canonical_solution(tmp_path: Path, cache
     assert load_dataset(release_file(tmp_path, ADD))[0].tests.cases == add.tests.cases
 
 
+def test_a_file_computes_its_expected_outputs_in_one_batch(tmp_path: Path, cache: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    references = evalplus_loader._sandbox()
+    batches: list[int] = []
+    run_many = references.run_many
+    monkeypatch.setattr(references, "run_many",
+                        lambda jobs, **kw: batches.append(len(jobs)) or run_many(jobs, **kw))
+    broken = {**THIRD, "task_id": "Toy/9", "canonical_solution": "    return x / (\n"}  # does not compile
+    with pytest.warns(SkippedRecords, match="#1 its reference solution does not run"):
+        problems = load_dataset(release_file(tmp_path, ADD, broken, THIRD))
+    assert [p.problem_id for p in problems] == ["Toy/0", "Toy/1"]
+    assert batches[0] == 3  # every record's reference in one batch
+    assert batches[1:] == [1]  # the broken one is tried once more on its own, to report it
+    assert len(list(cache.glob("evalplus/*.json"))) == 2
+
+
 def test_the_contract_is_not_checked_unless_asked(tmp_path: Path) -> None:
     # EvalPlus's evaluator never runs the contract; the generators' rule leaves out (-1, 1)
     assert len(evalplus_problem(ADD).tests.cases) == 4
@@ -108,8 +125,49 @@ def test_evalplus_comparison_rules() -> None:
     assert evalplus_matches(True, "a match", 0, oracle="not_none")
     assert evalplus_matches(None, 2.0, 1e-4, args=[[-2, 1]], oracle="poly_root")  # -2 + x = 0
     assert not evalplus_matches(None, 2.1, 1e-4, args=[[-2, 1]], oracle="poly_root")
+    assert evalplus_matches(30, 0, 0, oracle="or_zero") and not evalplus_matches(30, 1, 0, oracle="or_zero")
+    assert evalplus_matches(False, None, 0, oracle="any_value")
+    assert evalplus_matches(4, 9, 0, args=[9, 55], oracle="digit_distance")  # "09" against "55"
+    assert not evalplus_matches(4, 8, 0, args=[9, 55], oracle="digit_distance")
     with pytest.raises(ValueError, match="unknown EvalPlus oracle"):
         evalplus_matches(1, 1, 0, oracle="nope")
+
+
+def mbpp_record(number: int, entry: str, args: str, canonical: str,
+                inputs: list[list[Any]]) -> dict[str, Any]:
+    return {"task_id": f"Mbpp/{number}", "entry_point": entry, "atol": 0, "contract": "",
+            "prompt": "", "canonical_solution": f"def {entry}({args}):\n    {canonical}\n",
+            "base_input": inputs, "plus_input": []}
+
+
+# MBPP+ tasks EvalPlus judges with a special oracle: (record, a body the oracle accepts though it differs
+# from the reference's output, a body it rejects)
+MBPP_ORACLE_TASKS = {
+    "are_equivalent": (mbpp_record(164, "are_equivalent", "a, b", "return a == b", [[1, 2], [3, 3]]),
+                       "return 'anything'", "raise ValueError('no')"),
+    "sum_div": (mbpp_record(295, "sum_div", "n", "return sum(d for d in range(1, n) if n % d == 0)",
+                            [[8], [12]]), "return 0", "return 1"),
+    "surface_Area": (mbpp_record(581, "surface_Area", "b, s", "return 2 * b * s + pow(b, 2)",
+                                 [[3, 4], [10, 20]]),
+                     "return round(b * b + 2 * b * (b * b / 4 + s * s) ** 0.5)", "return 2 * b * s"),
+    "digit_distance_nums": (mbpp_record(558, "digit_distance_nums", "a, b",
+                                        "return sum(abs(int(x) - int(y)) for x, y in zip(str(a), str(b)))",
+                                        [[123, 45], [1, 2]]),
+                            "x, y = str(a).zfill(9), str(b).zfill(9)\n"
+                            "    return sum(abs(int(p) - int(q)) for p, q in zip(x, y))", "return -1"),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(MBPP_ORACLE_TASKS))
+def test_mbpp_plus_special_oracles_judge_as_evalplus_does(entry: str, sandbox: Sandbox) -> None:
+    record, accepted, rejected = MBPP_ORACLE_TASKS[entry]
+    problem = evalplus_problem(record)
+    reference = sandbox.run(problem.references[0].code, problem.tests)
+    assert reference.passed, reference.feedback
+    head = f"def {entry}({record['canonical_solution'].split('(', 1)[1].split(')', 1)[0]}):\n    "
+    differs = sandbox.run(head + accepted + "\n", problem.tests)
+    assert differs.passed, differs.feedback
+    assert not sandbox.run(head + rejected + "\n", problem.tests).passed
 
 
 def test_the_atol_becomes_1e6_from_the_first_float_output_as_evalplus_does() -> None:

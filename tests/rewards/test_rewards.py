@@ -13,6 +13,7 @@ from typing import Any
 
 import psutil
 import pytest
+from killer import children_with
 
 from rewardkit import rewards
 from rewardkit.analyzers import QualityReport, ToolError, analyze
@@ -193,10 +194,9 @@ def test_verl_functions() -> None:
 
 
 def _kill_new_workers(before: set[int], stop: threading.Event) -> None:
-    me = psutil.Process()
     while not stop.is_set():
-        for child in me.children():
-            if child.pid not in before and "runtime.worker" in " ".join(child.cmdline()):
+        for child in children_with("runtime.worker"):
+            if child.pid not in before:
                 os.kill(child.pid, signal.SIGKILL)
         time.sleep(0.01)
 

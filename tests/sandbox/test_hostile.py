@@ -15,6 +15,7 @@ from pathlib import Path
 import leftovers
 import psutil
 import pytest
+from killer import children_with
 
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
 
@@ -268,4 +269,4 @@ def _running_as(uid: int) -> list[int]:
 
 def _workers() -> list[int]:
     """Pids of this test process's sandbox workers."""
-    return [p.pid for p in psutil.Process().children() if leftovers.WORKER_MARK in " ".join(p.cmdline())]
+    return [p.pid for p in children_with(leftovers.WORKER_MARK)]

@@ -29,6 +29,17 @@ def test_suite_modes_round_trip() -> None:
         ({"mode": "call", "entry_point": "f", "cases": [{"args": 1, "expected": 1}]}, "'args'"),
         ({"mode": "script", "entry_point": "f", "check": "def check(:"}, "does not compile"),
         ([1, 2], "JSON object"),
+        *[({"mode": "call", "entry_point": "f", "cases": [{"args": [], "expected": 1}], **options}, message)
+          for options, message in (
+              ({"compare": "fuzzy"}, "unknown call comparison 'fuzzy'"),
+              ({"compare": "values", "oracle": "set_equal"}, "'oracle' is for compare \"evalplus\""),
+              ({"compare": "evalplus", "oracle": "nope"}, "one of poly_root"),
+              ({"atol": [0.1, 0.2]}, "one tolerance per case"),
+              ({"atol": -1}, "finite number >= 0"),
+              ({"atol": "1e-6"}, "finite number >= 0"),
+              ({"calls_per_frame": 0}, "'calls_per_frame' must be a positive integer"),
+              ({"calls_per_frame": 2.5}, "'calls_per_frame' must be a positive integer"),
+          )],
     ],
 )
 def test_bad_suites_say_what_to_fix(data: object, message: str) -> None:

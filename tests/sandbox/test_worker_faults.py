@@ -22,6 +22,7 @@ from typing import Any
 
 import psutil
 import pytest
+from killer import children_with, command_line
 from test_verdicts import peak_growth_mb
 
 from rewardkit.sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite, judge
@@ -130,12 +131,7 @@ def test_workers_that_died_while_idle_are_replaced_before_a_job_is_given_to_them
     new workers and pass, instead of being tried on one dead worker after another and ending
     ``sandbox_error`` (a sample a trainer then leaves out)."""
     def workers() -> set[psutil.Process]:
-        found = set()
-        for process in psutil.Process().children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                if "runtime.worker" in " ".join(process.cmdline()):
-                    found.add(process)
-        return found
+        return set(children_with("runtime.worker", recursive=True))
 
     others = workers()  # warm workers of other tests' sandboxes, left alone
     with Sandbox(workers=2) as sb:
@@ -342,7 +338,7 @@ def container_names(before: set[int]) -> list[str]:
     """The names of the worker containers that this process started since ``before``."""
     names = []
     for child in psutil.Process().children():
-        argv = child.cmdline()
+        argv = command_line(child)
         if child.pid not in before and "--name" in argv:
             names.append(argv[argv.index("--name") + 1])
     return names

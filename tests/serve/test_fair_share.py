@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
+from killer import command_line
 from serve_helpers import Service, start, stop
 
 from rewardkit.benchmarks.perf.serve_load import SLEEPY, busy_for_mypy, one_case, sleepy_batch
@@ -219,7 +220,7 @@ def test_shutdown_cancels_work_in_flight_and_exits_within_seconds(
         with ThreadPoolExecutor(1) as pool:
             busy = pool.submit(_answer_or_error, stopping, path, body)
             deadline = time.monotonic() + 60
-            while not [p for p in server.children(recursive=True) if mark in " ".join(p.cmdline())]:
+            while not [p for p in server.children(recursive=True) if mark in " ".join(command_line(p))]:
                 assert time.monotonic() < deadline, f"no {work} worker started"
                 time.sleep(0.1)
             time.sleep(2.0)
