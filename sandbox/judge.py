@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import keyword
 import math
 import re
 import time
@@ -529,13 +530,22 @@ def _answer_of(reply: dict[str, Any]) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-def _check_namespace(suite: TestSuite, candidate: Any) -> dict[str, Any]:
-    """The globals the check runs in: the suite's definitions, ``entry_point`` = ``candidate``, the check.
+def helper_name(name: Any, entry: str) -> bool:
+    """Whether a name the solution says it defines may stand for one of its functions in the
+    check (as it would in HumanEval's harness, where the check shares the solution's globals):
+    an identifier other than the entry point, a builtin's name or a dunder."""
+    return (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+            and name != entry and not hasattr(builtins, name) and not name.startswith("__"))
 
-    Nothing else of the solution's is there: a helper or a builtin it
-    redefines does not change what the check calls.
+
+def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) -> dict[str, Any]:
+    """The globals the check runs in: the solution's other functions (``helpers``, each call
+    made in the sandbox), then the suite's definitions, ``entry_point`` = ``candidate``, the check.
+
+    A name the suite's own code defines, or a builtin, is never the solution's:
+    a helper or a builtin the solution redefines does not change what the check calls.
     """
-    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__"}
+    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__", **helpers}
     if suite.definitions is not None:
         exec(_compiled(suite.definitions, "<definitions>"), namespace)  # nosec B102 - the suite's trusted source
     namespace[str(suite.entry_point)] = candidate
@@ -554,10 +564,10 @@ class SuiteCode(Protocol):
     def matches(self, expected: str, actual: str) -> bool:
         """The evaluator's verdict on one stdio case."""
 
-    def check(self, candidate: Candidate) -> tuple[str, str]:
+    def check(self, candidate: Candidate, helpers: dict[str, Candidate]) -> tuple[str, str]:
         """The outcome of ``check(candidate)``: ``passed``, ``failed`` (an assertion), ``error``
         (the solution raised), ``gone`` (its process ended) or ``raised`` (the check's own
-        fault), with a message."""
+        fault), with a message.  ``helpers``: the solution's other functions, by name."""
 
 
 class InProcess:
@@ -573,10 +583,10 @@ class InProcess:
         except Exception:
             return False
 
-    def check(self, candidate: Candidate) -> tuple[str, str]:
+    def check(self, candidate: Candidate, helpers: dict[str, Candidate]) -> tuple[str, str]:
         """Run the check here, among the suite's definitions."""
         try:
-            _check_namespace(self.suite, candidate)["check"](candidate)
+            _check_namespace(self.suite, candidate, helpers)["check"](candidate)
         except RemoteGone:
             return "gone", ""
         except RemoteError as exc:
@@ -594,7 +604,8 @@ def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_cod
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame))
+    helpers = {name: Candidate(link, name, tally, per_frame) for name in names if helper_name(name, entry)}
+    outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame), helpers)
     if outcome == "gone":
         return  # the end-of-job report says why
     if outcome == "error":

@@ -72,17 +72,23 @@ class Referee:
         reply = self._call("referee_evaluate", [expected, actual])
         return reply is not None and reply.get("ok") is True and reply.get("value") is True
 
-    def check(self, candidate: Candidate) -> tuple[str, str]:
+    def check(self, candidate: Candidate, helpers: dict[str, Candidate]) -> tuple[str, str]:
         """Run ``check(candidate)``: its outcome (``passed``, ``failed``, ``error``, ``gone`` or
-        ``raised``) and message, each call of the candidate relayed to the solution."""
-        event = self._event("referee_start", [])
+        ``raised``) and message, each call of the candidate (or of one of the solution's
+        ``helpers``, by name) relayed to the solution."""
+        callables = {**helpers, "": candidate}  # "" stands for the entry point
+        event = self._event("referee_start", [sorted(helpers)])
         while event[0] == "call":
-            kind, value = candidate.answer(event[1], event[2])
+            target = callables.get(event[3])
+            if target is None:
+                return "raised", f"the check called {clip(event[3])!r}, which the solution does not define"
+            kind, value = target.answer(event[1], event[2])
             event = self._event("referee_resume", [kind, value])
         return event[1], event[2]
 
     def _event(self, name: str, args: list[Any]) -> list[Any]:
-        """The check's next event: ``["call", args, kwargs]`` or ``["done", outcome, message]``."""
+        """The check's next event: ``["call", args, kwargs, name]`` (name "" for the entry point)
+    or ``["done", outcome, message]``."""
         reply = self._call(name, args)
         if reply is None:
             return ["done", "raised", self._ended]
@@ -106,8 +112,9 @@ class Referee:
 
 
 def _well_formed(event: Any) -> bool:
-    """``["call", list, dict]`` or ``["done", str, str]``."""
-    if not isinstance(event, list) or len(event) != 3:
+    """``["call", list, dict, str]`` or ``["done", str, str]``."""
+    if not isinstance(event, list) or not event:
         return False
-    kinds = {"call": (list, dict), "done": (str, str)}.get(event[0])
-    return kinds is not None and isinstance(event[1], kinds[0]) and isinstance(event[2], kinds[1])
+    kinds = {"call": (list, dict, str), "done": (str, str)}.get(event[0])
+    return (kinds is not None and len(event) == 1 + len(kinds)
+            and all(isinstance(item, kind) for item, kind in zip(event[1:], kinds, strict=True)))

@@ -51,9 +51,10 @@ class TestSuite:
       the problem's own source, such as HumanEval's prompt with its imports
       and the helpers the check calls (``poly``, ``encode_cyclic``).  The
       check runs in the trusted process, in a namespace made of
-      ``definitions`` and then ``check``, where ``entry_point`` alone stands
-      for the solution (each call runs in the sandbox); no other name the
-      solution defines reaches the check::
+      ``definitions`` and then ``check``, where ``entry_point`` stands for
+      the solution and each other function the solution defines is there
+      by its name, unless the suite's code defines that name or it is a
+      builtin's (each call runs in the sandbox)::
 
         {"mode": "script", "entry_point": "find_zero",
          "definitions": "import math\\ndef poly(xs, x):\\n    return sum(...)\\n",

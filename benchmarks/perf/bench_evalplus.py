@@ -1,10 +1,15 @@
 """HumanEval+ side by side: EvalPlus's own evaluator and rewardkit, same file, same samples, one run.
 
 Run ``python benchmarks/perf/bench_evalplus.py [--dataset HumanEvalPlus.jsonl.gz] [--workers 2]``.
-EvalPlus must be importable (``pip install evalplus``); it reads the dataset
+EvalPlus runs from ``$EVALPLUS_PATH`` (default ``.cache/evalplus``, where
+``make bench`` installs ``evalplus-requirements.txt`` without their declared
+dependencies) or wherever the interpreter finds it; it reads the dataset
 file given here through ``HUMANEVAL_OVERRIDE_PATH`` and downloads nothing.
 Without EvalPlus, or without the dataset (default ``../shared/data/``), the
-script says so and exits 0.
+script says so and exits 0.  EvalPlus 0.3.1, the release on PyPI, fails
+every ``find_zero`` (HumanEval/32) solution: its special oracle moves to the
+next input before marking this one passed (fixed in EvalPlus's repository after the
+release); the script names that difference as EvalPlus's.
 
 The samples: every problem's canonical solution, a solution that returns
 None for every fourth problem, and HumanEval/0 with ``<=`` for ``<`` (right on
@@ -35,7 +40,11 @@ from rewardkit.benchmarks.loaders.common import read_records
 from rewardkit.benchmarks.loaders.evalplus import LIMITS
 from rewardkit.sandbox import Sandbox
 
-DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "HumanEvalPlus.jsonl.gz"
+DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "HumanEvalPlus.jsonl.gz"
+ROOT = Path(__file__).resolve().parents[2]
+EVALPLUS_PATH = Path(os.environ.get("EVALPLUS_PATH", ROOT / ".cache" / "evalplus"))
+# (EvalPlus version, task) -> why EvalPlus's verdict is its own bug, not a difference in protocol
+KNOWN = {("0.3.1", "HumanEval/32"): "EvalPlus 0.3.1's find_zero oracle never marks an input passed"}
 LESS_EQUAL_BUG = ("    s = sorted(numbers)\n"
                   "    return any(b - a <= threshold for a, b in zip(s, s[1:]))\n")
 
@@ -64,17 +73,26 @@ with ProcessPoolExecutor(max_workers=int(sys.argv[2])) as pool:
     futures = [pool.submit(check_correctness, "humaneval", i, problems[s["task_id"]], s["solution"],
                            expected[s["task_id"]], False, True) for i, s in enumerate(todo)]
     verdicts = [f.result()["base"][0] == f.result()["plus"][0] == "pass" for f in futures]
-print(json.dumps([verdicts, time.perf_counter() - clock]))
+import evalplus
+print(json.dumps([verdicts, time.perf_counter() - clock, getattr(evalplus, "__version__", "?")]))
 """
 
 
-def run_evalplus(dataset: Path, sample_file: Path, workers: int, cache: Path) -> tuple[list[bool], float]:
-    """EvalPlus's verdict on each sample (in file order) and its wall time, in a fresh process."""
-    env = dict(os.environ, HUMANEVAL_OVERRIDE_PATH=str(dataset), XDG_CACHE_HOME=str(cache))
+def evalplus_env(**extra: str) -> dict[str, str]:
+    """The environment EvalPlus runs in: ``EVALPLUS_PATH`` first on its path."""
+    path = os.pathsep.join(filter(None, [str(EVALPLUS_PATH), os.environ.get("PYTHONPATH", "")]))
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+def run_evalplus(dataset: Path, sample_file: Path, workers: int,
+                 cache: Path) -> tuple[list[bool], float, str]:
+    """EvalPlus's verdict on each sample (in file order), its wall time and its version, in a
+    fresh process."""
+    env = evalplus_env(HUMANEVAL_OVERRIDE_PATH=str(dataset), XDG_CACHE_HOME=str(cache))
     done = subprocess.run([sys.executable, "-c", EVALPLUS_DRIVER, str(sample_file), str(workers)],
                           env=env, check=True, capture_output=True, text=True)
-    verdicts, seconds = json.loads(done.stdout.strip().splitlines()[-1])
-    return verdicts, seconds
+    verdicts, seconds, version = json.loads(done.stdout.strip().splitlines()[-1])
+    return verdicts, seconds, version
 
 
 def run_rewardkit(dataset: Path, todo: list[dict[str, str]], workers: int) -> tuple[list[bool], float]:
@@ -96,8 +114,10 @@ def main() -> None:
     if not args.dataset.is_file():
         print(f"bench_evalplus: skipped, no dataset at {args.dataset}")
         return
-    if subprocess.run([sys.executable, "-c", "import evalplus.evaluate"], capture_output=True).returncode:
-        print("bench_evalplus: skipped, EvalPlus is not importable (pip install evalplus)")
+    if subprocess.run([sys.executable, "-c", "import evalplus.evaluate"], env=evalplus_env(),
+                      capture_output=True).returncode:
+        print(f"bench_evalplus: skipped, EvalPlus is not importable (make bench installs it in "
+              f"{EVALPLUS_PATH})")
         return
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -108,16 +128,18 @@ def main() -> None:
         sample_file = work / "samples.jsonl"
         sample_file.write_text("".join(json.dumps(s) + "\n" for s in todo))
         os.environ["REWARDKIT_CACHE_DIR"] = str(work / "rewardkit-cache")
-        theirs, their_cold = run_evalplus(dataset, sample_file, args.workers, work / "evalplus-cache")
-        _, their_warm = run_evalplus(dataset, sample_file, args.workers, work / "evalplus-cache")
+        their_cache = work / "evalplus-cache"
+        theirs, their_cold, version = run_evalplus(dataset, sample_file, args.workers, their_cache)
+        _, their_warm, _ = run_evalplus(dataset, sample_file, args.workers, their_cache)
         ours, our_cold = run_rewardkit(dataset, todo, args.workers)
         _, our_warm = run_rewardkit(dataset, todo, args.workers)
     differ = [(s["task_id"], t, o) for s, t, o in zip(todo, theirs, ours, strict=True) if t != o]
     print(f"HumanEval+ ({len(records)} problems, {sum(len(r['plus_input']) for r in records)} plus inputs), "
           f"{len(todo)} samples ({sum(theirs)} pass by EvalPlus, {sum(ours)} by rewardkit), "
           f"{args.workers} workers")
-    print(f"  verdicts that differ: {len(differ)}" + "".join(
+    print(f"  EvalPlus {version}; verdicts that differ: {len(differ)}" + "".join(
         f"\n    {task}: EvalPlus {'pass' if t else 'fail'}, rewardkit {'pass' if o else 'fail'}"
+        + (f" ({KNOWN[version, task]})" if (version, task) in KNOWN else "")
         for task, t, o in differ))
     print(f"  EvalPlus:  {their_cold:.1f} s cold (expected outputs computed), "
           f"{their_warm:.1f} s warm")

@@ -5,9 +5,11 @@ suite's sources to ``SOURCES``, is the code of a module job on a sandbox worker 
 own (see :mod:`rewardkit.sandbox.referee`); the trusted side calls its
 ``referee_*`` functions, and every value crosses as plain data.
 
-``referee_start`` runs ``check(candidate)`` on a thread, where ``candidate``
-hands each call back to the trusted side as an event: ``["call", args,
-kwargs]``.  The trusted side makes the call in the solution's sandbox and
+``referee_start(helpers)`` runs ``check(candidate)`` on a thread, where
+``candidate``, and each of the solution's other functions named in
+``helpers`` that the suite's code does not define, hands each call back to
+the trusted side as an event: ``["call", args, kwargs, name]`` (name ``""``
+for the entry point).  The trusted side makes the call in the solution's sandbox and
 answers with ``referee_resume(kind, value)`` (``kind``: ``value``, ``error``
 or ``gone``), which returns the next event, until ``["done", outcome,
 message]``.  The check never shares a process with the solution.
@@ -33,17 +35,24 @@ _answers: "queue.Queue[tuple[str, Any]]" = queue.Queue()
 _evaluators: list[Any] = []
 
 
-def _candidate(*args: Any, **kwargs: Any) -> Any:
-    """Stands for the solution's entry point: the call is made by the trusted side."""
-    _events.put(["call", list(args), kwargs])
-    kind, value = _answers.get()
-    if kind == "value":
-        return value
-    raise (CandidateGone if kind == "gone" else CandidateError)(value)
+def _remote(name: str) -> Any:
+    """Stands for one of the solution's functions ("" for the entry point): the trusted side calls it."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _events.put(["call", list(args), kwargs, name])
+        kind, value = _answers.get()
+        if kind == "value":
+            return value
+        raise (CandidateGone if kind == "gone" else CandidateError)(value)
+
+    return call
 
 
-def _run_check() -> None:
+_candidate = _remote("")
+
+
+def _run_check(helpers: list[str]) -> None:
     namespace: dict[str, Any] = {"__name__": "__check__"}
+    namespace.update((name, _remote(name)) for name in helpers)
     try:
         if SOURCES.get("definitions") is not None:
             exec(SOURCES["definitions"], namespace)  # nosec B102 - the suite's own code, sandboxed
@@ -63,9 +72,9 @@ def _run_check() -> None:
     _events.put(["done", *outcome])
 
 
-def referee_start() -> list[Any]:
-    """Start the check; its first event."""
-    threading.Thread(target=_run_check, daemon=True).start()
+def referee_start(helpers: list[str]) -> list[Any]:
+    """Start the check, with ``helpers`` (the solution's other functions) in its globals; its first event."""
+    threading.Thread(target=_run_check, args=([str(name) for name in helpers],), daemon=True).start()
     return _events.get()
 
 

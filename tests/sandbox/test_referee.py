@@ -65,6 +65,27 @@ def test_right_and_wrong_answers_are_judged_as_in_process(referee_sandbox: Sandb
     assert referee_sandbox.run("print(4)", with_evaluator(EVALUATE)).status == Status.WRONG_ANSWER
 
 
+HELPERS = ("def double(x):\n    return 2 * x\n"
+           "def len(x):\n    return 0\n"
+           "def poly(x):\n    return -1\n"
+           "def add(a, b):\n    return double(a) // 2 + b\n")
+# the check calls the solution's own helper by name, as in HumanEval's harness (MBPP's tests do);
+# names the suite's code defines (poly) and builtins (len) stay the suite's
+HELPER_CHECK = ("def check(candidate):\n    assert candidate(1, 2) == 3\n    assert double(4) == 8\n"
+                "    assert len([1, 2]) == 2 and poly(3) == 9\n")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_the_check_calls_the_solutions_helpers_by_name(trusted: bool) -> None:
+    suite = script(HELPER_CHECK, definitions="def poly(x):\n    return x * x\n")
+    with Sandbox(workers=1, limits=QUICK, trust_suites=trusted) as sandbox:
+        assert sandbox.run(HELPERS, suite).status == Status.PASSED
+        wrong = sandbox.run(HELPERS.replace("return 2 * x", "return 3 * x", 1), suite)
+        assert wrong.status == Status.WRONG_ANSWER
+        missing = sandbox.run(ADD, suite)
+        assert missing.status == Status.WRONG_ANSWER and "NameError" in missing.feedback
+
+
 def test_a_solution_that_dies_or_hangs_under_the_check(referee_sandbox: Sandbox) -> None:
     suite = script(CHECK)
     hung = referee_sandbox.run("def add(a, b):\n    while True:\n        pass\n", suite)
