@@ -72,14 +72,17 @@ def evalplus_matches(expected: Any, actual: Any, atol: float, args: list[Any] | 
         if oracle == "poly_root":
             return bool(abs(_poly(arguments[0], actual)) <= atol)
         exact = _EXACT[oracle](expected, actual, atol, arguments) if oracle else actual == expected
-        if exact or atol == 0:
-            return bool(exact)
-        if type(actual) is not type(expected):
-            return False
-        if isinstance(expected, (list, tuple)) and len(actual) != len(expected):
-            return False
-        import numpy as np  # a core dependency, needed only here
-
-        return bool(np.allclose(actual, expected, rtol=EVALPLUS_RTOL, atol=atol))
+        return bool(exact) or (atol != 0 and _close(expected, actual, atol))
     except Exception:  # EvalPlus counts anything raised while comparing as a failed input
         return False
+
+
+def _close(expected: Any, actual: Any, atol: float) -> bool:
+    """EvalPlus's fallback: the same type (and length) and ``np.allclose`` (may raise)."""
+    if type(actual) is not type(expected):
+        return False
+    if isinstance(expected, (list, tuple)) and len(actual) != len(expected):
+        return False
+    import numpy as np  # a core dependency, needed only here
+
+    return bool(np.allclose(actual, expected, rtol=EVALPLUS_RTOL, atol=atol))

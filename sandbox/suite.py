@@ -209,16 +209,20 @@ def _call_options(extra: dict[str, Any], count: int) -> None:
     if oracle is not None and (compare != "evalplus" or oracle not in ORACLES):
         raise SuiteError(f"'oracle' is for compare \"evalplus\" and one of {', '.join(ORACLES)}, "
                          f"got {oracle!r}")
-    atol = extra.get("atol")
-    if atol is not None:
-        values = atol if isinstance(atol, list) else [atol]
-        if isinstance(atol, list) and len(atol) != count:
-            raise SuiteError(f"'atol' as a list needs one tolerance per case ({count}), got {len(atol)}")
-        if not all(type(v) in (int, float) and 0 <= v < float("inf") for v in values):
-            raise SuiteError(f"'atol' must be a finite number >= 0 (or a list of them), got {atol!r}")
+    _check_atol(extra.get("atol"), count)
     per_frame = extra.get("calls_per_frame")
     if per_frame is not None and (type(per_frame) is not int or per_frame < 1):
         raise SuiteError(f"'calls_per_frame' must be a positive integer, got {per_frame!r}")
+
+
+def _check_atol(atol: Any, count: int) -> None:
+    if atol is None:
+        return
+    if isinstance(atol, list) and len(atol) != count:
+        raise SuiteError(f"'atol' as a list needs one tolerance per case ({count}), got {len(atol)}")
+    values = atol if isinstance(atol, list) else [atol]
+    if not all(type(v) in (int, float) and 0 <= v < float("inf") for v in values):
+        raise SuiteError(f"'atol' must be a finite number >= 0 (or a list of them), got {atol!r}")
 
 
 def _unittest_fields(check: Any, edition: Any) -> None:

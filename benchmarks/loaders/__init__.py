@@ -88,8 +88,7 @@ def problems_from_records(records: Iterable[dict[str, Any] | LoaderError], sourc
     """
     loaded, count = Loaded(), 0
     records = list(records)
-    evalplus = [r for r in records if isinstance(r, dict) and _schema(r) == "evalplus"]
-    prepare_evalplus(evalplus[:limit])  # their expected outputs in one batch for all of them
+    _prepare_evalplus(records, limit)
     with ExitStack() as stack:
         generator = case_generator or stack.enter_context(CaseGenerator())
         for index, record in enumerate(records):
@@ -110,6 +109,12 @@ def problems_from_records(records: Iterable[dict[str, Any] | LoaderError], sourc
         raise LoaderError(f"no record of {where} could be loaded ({count} records): {first}"
                           + (f"; and {more} more" if more > 0 else ""))
     return loaded
+
+
+def _prepare_evalplus(records: list[dict[str, Any] | LoaderError], limit: int | None) -> None:
+    """The EvalPlus records' expected outputs, in one sandbox batch for all of them."""
+    evalplus = [r for r in records if isinstance(r, dict) and _schema(r) == "evalplus"]
+    prepare_evalplus(evalplus[:limit])
 
 
 def _schema(record: dict[str, Any] | LoaderError) -> str | None:

@@ -42,6 +42,7 @@ none).  Following ``evalplus/evaluate.py`` and ``evalplus/eval/__init__.py``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -52,7 +53,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -134,19 +134,21 @@ def prepare(records: list[dict[str, Any]], contract: bool = False) -> None:
 
     Records that cannot be read, or whose outputs are on disk already, are passed over.
     """
-    todo = []
-    for record in records:
-        try:
-            read = _read(record, "", contract)
-        except LoaderError:
-            continue  # evalplus_problem reports it
-        if not _cache_path(read.reference_run, read.entry, read.base + read.plus).is_file():
-            todo.append(read)
+    readable = [read for read in (_readable(record, contract) for record in records) if read is not None]
+    todo = [read for read in readable
+            if not _cache_path(read.reference_run, read.entry, read.base + read.plus).is_file()]
     if todo:
         jobs = [(read.reference_run, read.entry, read.base + read.plus, read.where) for read in todo]
         for (code, entry, inputs, _), answers in zip(jobs, _compute(jobs), strict=True):
             if not isinstance(answers, LoaderError):  # evalplus_problem tries it again, and reports it
                 _store(code, entry, inputs, answers)
+
+
+def _readable(record: dict[str, Any], contract: bool) -> _Record | None:
+    try:
+        return _read(record, "", contract)
+    except LoaderError:
+        return None  # evalplus_problem reports it when the record is loaded
 
 
 def evalplus_problem(record: dict[str, Any], source: str = SOURCE, where: str = "",
@@ -341,7 +343,7 @@ def _read_cache(path: Path) -> list[Answer] | None:
         return None
 
 
-@cache
+@functools.cache
 def _sandbox() -> Sandbox:
     """The sandbox that runs references (trusted suites: the recording check runs in this process)."""
     return Sandbox(workers=os.cpu_count() or 1, limits=REFERENCE_LIMITS, trust_suites=True)
