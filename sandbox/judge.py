@@ -538,6 +538,18 @@ def helper_name(name: Any, entry: str) -> bool:
             and name != entry and not hasattr(builtins, name) and not name.startswith("__"))
 
 
+@functools.lru_cache(maxsize=256)
+def _names_looked_up(*sources: str) -> frozenset[str]:
+    """Every global name the sources' code may look up (their code objects' ``co_names``)."""
+    found: set[str] = set()
+    todo = [_compiled(source, "<names>") for source in sources]
+    while todo:
+        code = todo.pop()
+        found.update(code.co_names)
+        todo.extend(const for const in code.co_consts if isinstance(const, CodeType))
+    return frozenset(found)
+
+
 def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) -> dict[str, Any]:
     """The globals the check runs in: the solution's other functions (``helpers``, each call
     made in the sandbox), then the suite's definitions, ``entry_point`` = ``candidate``, the check.
@@ -604,7 +616,9 @@ def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_cod
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    helpers = {name: Candidate(link, name, tally, per_frame) for name in names if helper_name(name, entry)}
+    wanted = _names_looked_up(str(suite.check), suite.definitions or "")
+    helpers = {name: Candidate(link, name, tally, per_frame) for name in names
+               if name in wanted and helper_name(name, entry)}
     outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame), helpers)
     if outcome == "gone":
         return  # the end-of-job report says why
