@@ -282,7 +282,7 @@ class Sandbox:
         return combine_runs(runs, self.protocol)
 
     def run_many(self, jobs: Iterable[Job], language: str = "python",
-                 limits: Limits | None = None) -> list[ExecutionResult]:
+                 limits: Limits | None = None, repeats: int | None = None) -> list[ExecutionResult]:
         """Run many ``(code, suite[, language])`` jobs in parallel; results keep the order."""
         items = list(jobs)
         if not items:
@@ -290,7 +290,7 @@ class Sandbox:
 
         def one(job: Job, context: contextvars.Context) -> ExecutionResult:
             lang = job[2] if len(job) > 2 else language
-            return context.run(self.run, job[0], job[1], lang, limits)
+            return context.run(self.run, job[0], job[1], lang, limits, repeats)
 
         contexts = [contextvars.copy_context() for _ in items]  # the caller's, in every thread
         with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:

@@ -48,10 +48,7 @@ import json
 import logging
 import marshal
 import os
-import threading
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +57,7 @@ from ...sandbox import Limits, Sandbox, TestSuite
 from ...sandbox.runtime import protocol
 from ...sandbox.suite import Case
 from ..problem import Problem, Reference
+from . import sandboxed
 from .common import LoaderError, text
 
 log = logging.getLogger("rewardkit.benchmarks.evalplus")
@@ -349,60 +347,32 @@ def _sandbox() -> Sandbox:
     return Sandbox(workers=os.cpu_count() or 1, limits=REFERENCE_LIMITS, trust_suites=True)
 
 
-# a script-mode check, run in this process, that records what the sandboxed reference returns
-RECORDING_CHECK = """def check(candidate):
-    from rewardkit.benchmarks.loaders.evalplus import record_answers
-    record_answers({token!r}, candidate)
-"""
-_PENDING: dict[str, list[list[Any]]] = {}
-_ANSWERS: dict[str, list[Answer]] = {}
-_LOCK = threading.Lock()
+def _answers(args_list: list[list[Any]]) -> Callable[[Any], list[Answer]]:
+    """What the recording check asks of the sandboxed reference: each input's answer, many calls
+    to a frame, up to the first that ends its process (time, memory)."""
+    def ask(candidate: Any) -> list[Answer]:
+        return [("value", value) if kind == "value" else ("error", value)
+                for kind, value in candidate.answer_many(args_list)]
 
-
-def record_answers(token: str, candidate: Any) -> None:
-    """Called by the recording check, in this process: ask the sandboxed reference each input."""
-    # many calls to a frame; the answers stop at the first "gone" (the process ended: time, memory)
-    replies = candidate.answer_many(_PENDING[token])
-    answers: list[Answer] = [("value", value) if kind == "value" else ("error", value)
-                             for kind, value in replies]
-    with _LOCK:
-        _ANSWERS[token] = answers
-
-
-@contextmanager
-def _registered(chunks: list[list[list[Any]]]) -> Iterator[list[str]]:
-    tokens = [uuid.uuid4().hex for _ in chunks]
-    with _LOCK:
-        _PENDING.update(zip(tokens, chunks, strict=True))
-    try:
-        yield tokens
-    finally:
-        with _LOCK:
-            for token in tokens:
-                _PENDING.pop(token, None)
-                _ANSWERS.pop(token, None)
+    return ask
 
 
 def _compute(jobs: list[tuple[str, str, list[list[Any]], str]]) -> list[list[Answer] | LoaderError]:
     """Each job's (code, entry, inputs, where) answers, from one sandbox batch of all their chunks
     (a LoaderError for a job whose code does not run)."""
-    sandbox = _sandbox()
     chunks = [(number, inputs[start:start + CHUNK]) for number, (_, _, inputs, _) in enumerate(jobs)
               for start in range(0, len(inputs), CHUNK)]
+    collected = sandboxed.collect(_sandbox(), [(jobs[number][0], jobs[number][1], _answers(chunk))
+                                               for number, chunk in chunks])
     answers: list[list[Answer] | LoaderError] = [[] for _ in jobs]
-    with _registered([chunk for _, chunk in chunks]) as tokens:
-        suites = [(jobs[number][0], TestSuite("script", entry_point=jobs[number][1],
-                                              check=RECORDING_CHECK.format(token=token)))
-                  for token, (number, _) in zip(tokens, chunks, strict=True)]
-        results = sandbox.run_many(suites)
-        for token, (number, chunk), result in zip(tokens, chunks, results, strict=True):
-            got, sofar = _ANSWERS.get(token), answers[number]
-            if isinstance(sofar, LoaderError):
-                continue
-            if got is None:
-                answers[number] = LoaderError(f"{jobs[number][3]}: its reference solution does not run "
-                                              f"({result.status}): {_last_line(result.feedback)}")
-                continue
-            unanswered = len(chunk) - len(got)
-            sofar += got + [("error", f"not run: {result.status} before it")] * unanswered
+    for (number, chunk), (result, got) in zip(chunks, collected, strict=True):
+        sofar = answers[number]
+        if isinstance(sofar, LoaderError):
+            continue
+        if got is None:
+            answers[number] = LoaderError(f"{jobs[number][3]}: its reference solution does not run "
+                                          f"({result.status}): {_last_line(result.feedback)}")
+            continue
+        unanswered = len(chunk) - len(got)
+        sofar += got + [("error", f"not run: {result.status} before it")] * unanswered
     return answers

@@ -32,11 +32,8 @@ of its cases that way is reported as disagreeing with the references.
 
 from __future__ import annotations
 
-import itertools
-import threading
-from typing import Any
-
 from ...sandbox import Limits, Sandbox, Status, TestSuite
+from . import sandboxed
 from .common import LoaderError
 
 DEFAULT_CASES = 16
@@ -96,16 +93,6 @@ def venus_generated_cases(count, seed):
     return [_text_case(index, case) for index, case in enumerate(made)]
 '''
 
-_received: dict[str, Any] = {}
-_tokens = itertools.count()
-_lock = threading.Lock()
-
-
-def deliver(token: str, cases: Any) -> None:
-    """Where the generation job's check leaves the cases it received (called in this process)."""
-    _received[token] = cases
-
-
 class CaseGenerator:
     """Runs Venus ``test_case_generator`` sources in a sandbox started on first use.
 
@@ -156,17 +143,10 @@ class CaseGenerator:
         return made
 
     def _generate(self, generator: str, solution: str, where: str) -> list[dict[str, str]]:
-        with _lock:
-            token = f"{id(self)}-{next(_tokens)}"
         code = f"{DRIVER}\nGENERATOR = {generator!r}\nSOLUTION = {solution!r}\n"
-        check = (f"def check(candidate):\n    from {__name__} import deliver\n"
-                 f"    deliver({token!r}, candidate({self.count}, {self.seed}))\n")
-        suite = TestSuite.from_dict({"mode": "script", "entry_point": ENTRY, "check": check})
-        try:
-            result = self.sandbox.run(code, suite, limits=GENERATION_LIMITS, repeats=1)
-            made = _received.pop(token, None)
-        finally:
-            _received.pop(token, None)
+        ((result, made),) = sandboxed.collect(
+            self.sandbox, [(code, ENTRY, lambda candidate: candidate(self.count, self.seed))],
+            limits=GENERATION_LIMITS)
         if result.status == Status.SANDBOX_ERROR:
             raise LoaderError(f"{where}: the sandbox failed while running its test_case_generator: "
                               f"{result.feedback}")

@@ -165,6 +165,13 @@ def test_repeats_report_medians_and_spread() -> None:
     assert all(v >= 0 for v in result.spread.values())
 
 
+def test_run_many_takes_repeats_as_run_does() -> None:
+    with Sandbox(workers=1, repeats=3) as sb:
+        jobs = [(ADD_PY, ADD_STDIO)] * 2
+        assert [r.repeats for r in sb.run_many(jobs)] == [3, 3]
+        assert [r.repeats for r in sb.run_many(jobs, repeats=1)] == [1, 1]
+
+
 def test_limits_are_validated() -> None:
     with pytest.raises(ValueError, match="time_s"):
         Limits(time_s=0)
