@@ -20,7 +20,6 @@ import builtins
 import functools
 import keyword
 import math
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
+from . import rust_tests
 from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
 from .referee import Referee
@@ -140,9 +140,9 @@ def _suite_code(suite: TestSuite, limits: Limits, referee: Transport | None,
 def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
            meter: str, suite_code: SuiteCode) -> Tally:
     """Begin the job, run its cases, end it: the tally of verdict and figures."""
-    if suite.mode == "unittest" and (refused := _UNITTEST_REFUSED.search(code)):
+    if suite.mode == "unittest" and (refused := rust_tests.refused(code)):
         tally = Tally(total=len(suite))
-        tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused.group(0)!r} "
+        tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused!r} "
                    "in the solution: it could read the test code compiled beside it.")
         return tally
     kind = "program" if suite.mode in ("stdio", "unittest") else "module"
@@ -152,7 +152,7 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     begin = {"op": "begin", "code": code, "language": language, "kind": kind,
              "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"}
     if suite.mode == "unittest":
-        begin |= {"code": test_program(code, str(suite.check)), "tests": True,
+        begin |= {"code": rust_tests.test_program(code, str(suite.check)), "tests": True,
                   "edition": suite.extra.get("edition")}
     if suite.mode == "stdio" and suite.extra.get("program") == "apps" \
             and resolve_language(language).name == "python":
@@ -282,8 +282,6 @@ def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
     return type(expected) is type(actual) and bool(expected == actual)
 
 
-
-
 def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
     """Whether a call case's returned value is right, by the suite's ``compare`` rule.
 
@@ -404,56 +402,19 @@ def _returned_value(reply: dict[str, Any]) -> Any:
 
 
 # -- unittest ------------------------------------------------------------------------------
-# What would let the solution read the test code compiled beside it (from their shared source).
-_UNITTEST_REFUSED = re.compile(r"\b(?:include_str|include_bytes)\b|\binclude\s*!")
-# The std macros tests call, called by path, so a macro_rules! of the solution's cannot replace them.
-_TEST_MACROS = re.compile(
-    r"(?<![\w:])(assert(?:_eq|_ne)?|debug_assert(?:_eq|_ne)?|vec|format|panic|matches)!")
-_RUNNING = re.compile(r"^running (\d+) tests?$", re.MULTILINE)
-_SUMMARY = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", re.MULTILINE)
-_FAILURE = re.compile(r"^---- (\S+) stdout ----\n(.*?)(?=^---- |^failures:$|\Z)", re.MULTILINE | re.DOTALL)
-_PANIC_LINE = re.compile(r"panicked at [^:\n]*main\.rs:(\d+):")
-
-
-def test_program(code: str, tests: str) -> str:
-    """The Rust program unittest mode compiles: the solution, two newlines, the suite's tests
-    (human-eval-rust's layout, ``rust_execution._rust_unsafe_execute``).
-
-    In the tests, std's assertion macros (and ``vec!``, ``format!``...) are
-    called by path and std's prelude is imported beside ``use super::*``, so
-    a macro or a type of the solution's cannot stand in for them (a clash is
-    a compile error, never a pass).
-    """
-    tests = _TEST_MACROS.sub(r"::std::\1!", tests)
-    tests = tests.replace("use super::*;", "use super::*;\n    #[allow(unused_imports)]\n"
-                          "    use ::std::prelude::v1::*;", 1)
-    return f"{code}\n\n{tests}\n"
-
-
 def _run_tests(link: Link, limits: Limits, tally: Tally, first_test_line: int) -> None:
-    """Run the test program once: it passes when libtest ran at least one test and every test ran
-    passed (exit code 0 alone is not enough: the solution may have exited the process)."""
+    """Run the test program once and tally libtest's verdict (:func:`.rust_tests.verdict`)."""
     report = link.ask({"op": "run", "stdin": ""})
     if not report.get("ok"):
         raise protocol.ProtocolError(f"worker could not run the tests: {clip(repr(report))}")
     tally.add_usage(report)
-    out, outcome = str(report["stdout"]), report["outcome"]
-    running, summary, failure = _RUNNING.search(out), _SUMMARY.search(out), _FAILURE.search(out)
-    if outcome == "ok" and running and summary and summary.group(1) == "ok" and int(running.group(1)) \
-            and int(summary.group(2)) + int(summary.group(4)) == int(running.group(1)):
-        tally.passed = 1
-    elif outcome in ("ok", "runtime_error") and summary and failure:
-        name, text = failure.group(1), failure.group(2).strip()
-        line = _PANIC_LINE.search(text)
-        if line is None or int(line.group(1)) >= first_test_line:  # the tests' assertion
-            tally.fail(Status.WRONG_ANSWER, None, f"Wrong answer: test {name} failed:\n{text[-2000:]}")
-        else:  # a panic in the solution's own code
-            tally.fail(Status.RUNTIME_ERROR, None, f"Runtime error in test {name}:\n{text[-2000:]}")
-    elif outcome == "ok":
-        tally.fail(Status.RUNTIME_ERROR, None, "The test program exited with code 0 before every "
-                   "test had run and passed (did the solution end the process?).")
-    else:
+    said = rust_tests.verdict(str(report["stdout"]), str(report["outcome"]), first_test_line)
+    if said is None:
         _outcome_failure(tally, report, None, limits)
+    elif said[0] == Status.PASSED:
+        tally.passed = 1
+    else:
+        tally.fail(said[0], None, said[1])
 
 
 # -- script ----------------------------------------------------------------------------------
@@ -530,7 +491,7 @@ def _answer_of(reply: dict[str, Any]) -> tuple[str, Any]:
         return "error", str(exc)
 
 
-def helper_name(name: Any, entry: str) -> bool:
+def _helper_name(name: Any, entry: str) -> bool:
     """Whether a name the solution says it defines may stand for one of its functions in the
     check (as it would in HumanEval's harness, where the check shares the solution's globals):
     an identifier other than the entry point, a builtin's name or a dunder."""
@@ -539,10 +500,12 @@ def helper_name(name: Any, entry: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _names_looked_up(*sources: str) -> frozenset[str]:
-    """Every global name the sources' code may look up (their code objects' ``co_names``)."""
+def _names_looked_up(check: str, definitions: str | None) -> frozenset[str]:
+    """Every global name the check's and the definitions' code may look up (``co_names``)."""
     found: set[str] = set()
-    todo = [_compiled(source, "<names>") for source in sources]
+    todo = [_compiled(check, "<check>")]  # compiled as the check namespace compiles them: once
+    if definitions is not None:
+        todo.append(_compiled(definitions, "<definitions>"))
     while todo:
         code = todo.pop()
         found.update(code.co_names)
@@ -616,9 +579,9 @@ def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_cod
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    wanted = _names_looked_up(str(suite.check), suite.definitions or "")
+    wanted = _names_looked_up(str(suite.check), suite.definitions)
     helpers = {name: Candidate(link, name, tally, per_frame) for name in names
-               if name in wanted and helper_name(name, entry)}
+               if name in wanted and _helper_name(name, entry)}
     outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame), helpers)
     if outcome == "gone":
         return  # the end-of-job report says why

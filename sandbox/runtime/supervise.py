@@ -97,6 +97,11 @@ class Child:
             os.set_blocking(self.request_fd, False)
         self._sample()
 
+    @property
+    def reply_bytes(self) -> int:
+        """The size of every reply frame read from the child so far."""
+        return self._frames.popped_bytes
+
     # -- driving -----------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
         """Queue a request frame; :meth:`pump` writes it as the pipe takes it."""

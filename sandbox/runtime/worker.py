@@ -484,11 +484,10 @@ class Worker:
         child = job.module
         if child is None or not job.awaited:
             return {"ok": False, "error": "no batch of calls in progress"}
-        frames = child._frames
-        first, started = frames.popped_bytes, time.monotonic()
+        first, started = child.reply_bytes, time.monotonic()
         cap = int(job.limits.get("output_kb", 8192)) * 1024
         out: list[dict[str, Any]] = []
-        while job.awaited and (not out or (frames.popped_bytes - first < cap
+        while job.awaited and (not out or (child.reply_bytes - first < cap
                                            and time.monotonic() - started < BATCH_REPLY_S)):
             deadline = time.monotonic() + job.time_limit
             if job.batch_deadline is not None:
