@@ -32,7 +32,7 @@ from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
 from .referee import Referee
 from .runtime import protocol
-from .runtime.harness import apps_program
+from .runtime.apps import apps_program
 from .runtime.languages import resolve_language
 from .suite import COMPARES, Case, TestSuite
 from .suite_formats import apps_matches

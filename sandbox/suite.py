@@ -39,7 +39,7 @@ class TestSuite:
       source defining ``evaluate(expected, actual) -> bool``; optional
       ``program: "apps"``: a Python program runs as APPS's harness runs it, as
       the body of a function, so a top-level ``return`` ends it
-      (:func:`~.runtime.harness.apps_program`).
+      (:func:`~.runtime.apps.apps_program`).
     * ``call``: ``entry_point`` (``"func"`` or ``"Class.method"``) and
       ``cases`` of ``{"args": [...], "expected": ...}``.  A case marked
       ``"encoded": true`` gives both in the protocol's tagged form

@@ -13,7 +13,7 @@ Problems are judged as APPS's own harness judges them (``run_test`` in
   with newlines, as ``run_test`` does).  The suite's ``program: "apps"`` runs
   the program as APPS does, as the body of a function after APPS's imports,
   so a top-level ``return`` ends it and ``SystemExit`` keeps its output
-  (:func:`rewardkit.sandbox.runtime.harness.apps_program`); its evaluator,
+  (:func:`rewardkit.sandbox.runtime.apps.apps_program`); its evaluator,
   :data:`EVALUATOR`, is APPS's cascade of comparisons.
 * With ``fn_name`` it is a ``call`` suite: the entry point is
   ``Solution.<fn_name>`` when the starter code defines ``class Solution``
