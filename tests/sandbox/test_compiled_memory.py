@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,6 +51,18 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return built
 
 
+def reap_sampling(group: accounting.RunGroup, pid: int, every_s: float) -> tuple[int, Any]:
+    """Start ``group``'s run of the forked ``pid`` and wait for it, sampling the group's memory
+    every ``every_s`` seconds as a worker does; its wait status and rusage."""
+    group.started(pid)
+    while True:
+        done, status, rusage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, rusage
+        group.memory_kb()
+        time.sleep(every_s)
+
+
 def _exec_run(group: accounting.RunGroup, binary: str) -> float:
     """Fork this (large) Python process, exec ``binary`` in the fork, sample it, return its peak KiB."""
     pid = os.fork()
@@ -59,13 +72,7 @@ def _exec_run(group: accounting.RunGroup, binary: str) -> float:
             os.execv(binary, [binary])
         finally:
             os._exit(127)
-    group.started(pid)
-    while True:
-        done, status, rusage = os.wait4(pid, os.WNOHANG)
-        if done:
-            break
-        group.memory_kb()
-        time.sleep(0.002)
+    status, rusage = reap_sampling(group, pid, every_s=0.002)
     assert os.waitstatus_to_exitcode(status) == 0
     cost = group.finish(rusage)
     group.close()

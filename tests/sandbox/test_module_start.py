@@ -17,15 +17,12 @@ import sys
 import time
 
 import pytest
+from test_compiled_memory import reap_sampling
+from test_feedback_frames import CALL, SCRIPT, STDIO
 
-from rewardkit.sandbox import Sandbox, Status, TestSuite
+from rewardkit.sandbox import Sandbox, Status
 from rewardkit.sandbox.runtime import accounting
 
-CALL = TestSuite.from_dict({"mode": "call", "entry_point": "add",
-                            "cases": [{"args": [1, 2], "expected": 3}]})
-SCRIPT = TestSuite.from_dict({"mode": "script", "entry_point": "add",
-                              "check": "def check(candidate):\n    assert candidate(1, 2) == 3\n"})
-STDIO = TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "1 2\n", "output": "3\n"}]})
 BROKEN = {
     "syntax": "def add(a, b)\n    return a + b\n",
     "null byte": "def add(a, b):\n    return a + b\x00\n",
@@ -113,13 +110,7 @@ def _charged(group: accounting.RunGroup) -> float:
             _spin(0.05)
         finally:
             os._exit(status)
-    group.started(pid)
-    while True:
-        reaped, status, rusage = os.wait4(pid, os.WNOHANG)
-        if reaped:
-            break
-        group.memory_kb()
-        time.sleep(0.005)
+    status, rusage = reap_sampling(group, pid, every_s=0.005)
     assert os.waitstatus_to_exitcode(status) == 0, "the run could still reach the shared page"
     cost = group.finish(rusage)
     group.close()
