@@ -95,13 +95,15 @@ def run_evalplus(dataset: Path, sample_file: Path, workers: int,
     return verdicts, seconds, version
 
 
-def run_rewardkit(dataset: Path, todo: list[dict[str, str]], workers: int) -> tuple[list[bool], float]:
-    """rewardkit's verdict on each sample and its wall time, loading included."""
+def run_rewardkit(dataset: Path, todo: list[dict[str, str]],
+                  workers: int) -> tuple[list[bool], float, float]:
+    """rewardkit's verdict on each sample, its wall time (loading included) and the load's."""
     clock = time.perf_counter()
     problems = {p.problem_id: p for p in load_dataset(dataset)}
+    loaded = time.perf_counter() - clock
     with Sandbox(workers=workers, limits=LIMITS) as sandbox:
         results = sandbox.run_many([(s["solution"], problems[s["task_id"]].tests) for s in todo])
-    return [r.passed for r in results], time.perf_counter() - clock
+    return [r.passed for r in results], time.perf_counter() - clock, loaded
 
 
 def main() -> None:
@@ -131,8 +133,8 @@ def main() -> None:
         their_cache = work / "evalplus-cache"
         theirs, their_cold, version = run_evalplus(dataset, sample_file, args.workers, their_cache)
         _, their_warm, _ = run_evalplus(dataset, sample_file, args.workers, their_cache)
-        ours, our_cold = run_rewardkit(dataset, todo, args.workers)
-        _, our_warm = run_rewardkit(dataset, todo, args.workers)
+        ours, our_cold, load_cold = run_rewardkit(dataset, todo, args.workers)
+        _, our_warm, load_warm = run_rewardkit(dataset, todo, args.workers)
     differ = [(s["task_id"], t, o) for s, t, o in zip(todo, theirs, ours, strict=True) if t != o]
     print(f"HumanEval+ ({len(records)} problems, {sum(len(r['plus_input']) for r in records)} plus inputs), "
           f"{len(todo)} samples ({sum(theirs)} pass by EvalPlus, {sum(ours)} by rewardkit), "
@@ -145,6 +147,7 @@ def main() -> None:
           f"{their_warm:.1f} s warm")
     print(f"  rewardkit: {our_cold:.1f} s cold (expected outputs computed), {our_warm:.1f} s warm "
           f"(EvalPlus time / ours: {their_warm / our_warm:.2f} warm, {their_cold / our_cold:.2f} cold)")
+    print(f"  rewardkit's load_dataset alone: {load_cold:.1f} s cold, {load_warm:.1f} s warm")
 
 
 if __name__ == "__main__":

