@@ -96,8 +96,11 @@ def _as_function(source: str, path: str) -> types.CodeType:
     tree = ast.parse(source, path)
     names = sorted(symbol.get_name() for symbol in symtable.symtable(source, path, "exec").get_symbols())
     body = _ModuleLevel().visit(tree).body
-    future = [node for node in body if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
-    body = [node for node in body if node not in future]
+    future: list[ast.stmt] = []
+    rest: list[ast.stmt] = []
+    for node in body:  # __future__ imports stay at module level, before the function
+        (future if isinstance(node, ast.ImportFrom) and node.module == "__future__" else rest).append(node)
+    body = rest
     declared: list[ast.stmt] = [ast.Global(names=names)] if names else []
     function = ast.FunctionDef(name=_PROGRAM, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
                                                                   kw_defaults=[], defaults=[]),
@@ -115,11 +118,13 @@ class _ModuleLevel(ast.NodeTransformer):
     """
 
     def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+        """A definition's body is left as it is (it is not module level)."""
         return node
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+        """``from m import *`` as a call that imports into the program's globals."""
         if node.names[0].name != "*":
             return node
         call = ast.Call(func=ast.Name(id=_STAR_IMPORT, ctx=ast.Load()),
@@ -127,11 +132,13 @@ class _ModuleLevel(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(value=call), node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        """``x: T = v`` as ``x = v``, and ``x: T`` as nothing."""
         if node.value is None:
             return ast.copy_location(ast.Pass(), node)
         return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
 
     def visit_Yield(self, node: ast.AST) -> ast.AST:
+        """The SyntaxError a module-level ``yield`` or ``await`` is."""
         raise SyntaxError(f"'{type(node).__name__.lower()}' outside function")
 
     visit_YieldFrom = visit_Await = visit_Yield

@@ -379,9 +379,11 @@ def _node_arguments(target: Any) -> tuple[tuple[int, str], ...]:
     worked out once per function (reading type hints costs more than a small call)."""
     function = getattr(target, "__func__", target)  # a method of a fresh instance: its function
     try:
-        return _NODE_ARGUMENTS[function]
-    except (KeyError, TypeError):  # not seen yet, or not hashable
-        pass
+        known = _NODE_ARGUMENTS.get(function)
+    except TypeError:  # not hashable: worked out on every call
+        known = None
+    if known is not None:
+        return known
     try:
         hints = typing.get_type_hints(target)
     except Exception:
