@@ -17,7 +17,9 @@ an infrastructure fault, never a verdict on the code.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
+import json
 import keyword
 import math
 import time
@@ -30,6 +32,7 @@ from typing import Any, Protocol
 from . import rust_tests
 from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
+from .prefetch import literal_calls
 from .referee import Referee
 from .runtime import protocol
 from .runtime.apps import apps_program
@@ -435,6 +438,21 @@ class Candidate:
     def __init__(self, link: Link, name: str, tally: Tally, per_frame: int = CALLS_PER_FRAME) -> None:
         self._link, self._tally, self.per_frame = link, tally, per_frame
         self.__name__ = name
+        self._ahead: collections.deque[tuple[str, tuple[str, Any]]] = collections.deque()
+
+    def prefetch(self, calls: tuple[tuple[Any, ...], ...]) -> None:
+        """Make these calls now, in batches (:meth:`answer_many`), and keep their answers for
+        the check: :meth:`answer` hands out the next one when it is asked the same call.
+
+        ``calls`` are the ones the check will make first, in its order (:mod:`.prefetch`).
+        """
+        args_list = [list(args) for args in calls]
+        try:
+            keys = [_wire_key(args, {}) for args in args_list]
+        except protocol.NotPlainData:
+            return  # the check's own calls will say so, one by one
+        # answers stop at the first ``gone``: the calls after it are never answered
+        self._ahead = collections.deque(zip(keys, self.answer_many(args_list), strict=False))
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -446,6 +464,11 @@ class Candidate:
                        "kwargs": protocol.encode_value(kwargs)}
         except protocol.NotPlainData as exc:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
+        if self._ahead:
+            key, answer = self._ahead.popleft()
+            if key == _json_key(message):
+                return answer
+            self._ahead.clear()  # the check went another way: every call from here on is live
         if self._tally.out_of_time(None):
             return "gone", "the suite's time is spent"
         return _answer_of(self._link.ask(message))
@@ -479,6 +502,15 @@ class Candidate:
         return value
 
 
+def _wire_key(args: list[Any], kwargs: dict[str, Any]) -> str:
+    """A call as the solution receives it, as text: equal keys, indistinguishable calls."""
+    return _json_key({"args": protocol.encode_value(args), "kwargs": protocol.encode_value(kwargs)})
+
+
+def _json_key(message: dict[str, Any]) -> str:
+    return json.dumps([message["args"], message["kwargs"]], separators=(",", ":"))
+
+
 def _answer_of(reply: dict[str, Any]) -> tuple[str, Any]:
     """A worker's reply to one call as :meth:`Candidate.answer` gives it."""
     if reply.get("gone"):
@@ -500,12 +532,17 @@ def _helper_name(name: Any, entry: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _names_looked_up(check: str, definitions: str | None) -> frozenset[str]:
-    """Every global name the check's and the definitions' code may look up (``co_names``)."""
+def _names_looked_up(check: str, definitions: str | None, when_run: bool = False) -> frozenset[str]:
+    """Every global name the check's and the definitions' code may look up (``co_names``);
+    ``when_run``: only once the check runs, after the definitions' top-level code has."""
     found: set[str] = set()
     todo = [_compiled(check, "<check>")]  # compiled as the check namespace compiles them: once
     if definitions is not None:
-        todo.append(_compiled(definitions, "<definitions>"))
+        top = _compiled(definitions, "<definitions>")
+        if when_run:
+            todo.extend(const for const in top.co_consts if isinstance(const, CodeType))
+        else:
+            todo.append(top)
     while todo:
         code = todo.pop()
         found.update(code.co_names)
@@ -531,6 +568,14 @@ def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) 
 @functools.lru_cache(maxsize=256)
 def _compiled(source: str, name: str) -> CodeType:
     return compile(source, name, "exec")
+
+
+def _prefetched(candidate: Candidate, suite: TestSuite, names: list[Any]) -> Candidate:
+    """``candidate`` with the check's opening literal calls made (:mod:`.prefetch`), when nothing
+    but ``candidate`` can reach the solution (no code of the suite's calls its functions by name)."""
+    if not _names_looked_up(str(suite.check), suite.definitions, when_run=True) & set(names):
+        candidate.prefetch(literal_calls(str(suite.check)))
+    return candidate
 
 
 class SuiteCode(Protocol):
@@ -582,7 +627,8 @@ def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_cod
     wanted = _names_looked_up(str(suite.check), suite.definitions)
     helpers = {name: Candidate(link, name, tally, per_frame) for name in names
                if name in wanted and _helper_name(name, entry)}
-    outcome, message = suite_code.check(Candidate(link, entry, tally, per_frame), helpers)
+    outcome, message = suite_code.check(_prefetched(Candidate(link, entry, tally, per_frame), suite, names),
+                                        helpers)
     if outcome == "gone":
         return  # the end-of-job report says why
     if outcome == "error":

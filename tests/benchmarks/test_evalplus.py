@@ -70,7 +70,7 @@ def test_expected_outputs_come_from_the_canonical_solution(tmp_path: Path, cache
     assert [(c.args, c.expected) for c in add.tests.cases] == [
         ((1, 2), 3), ((3, 4), 7), ((1000, 5), 1005), ((-1, 1), 0)]
     assert add.tests.extra["base_cases"] == 2
-    assert len(list(cache.glob("evalplus/*.json"))) == 1  # computed once, kept
+    assert len(list(cache.glob("evalplus/*.marshal"))) == 1  # computed once, kept
     assert load_dataset(release_file(tmp_path, ADD))[0].tests.cases == add.tests.cases
 
 
@@ -87,7 +87,28 @@ def test_a_file_computes_its_expected_outputs_in_one_batch(tmp_path: Path, cache
     assert [p.problem_id for p in problems] == ["Toy/0", "Toy/1"]
     assert batches[0] == 3  # every record's reference in one batch
     assert batches[1:] == [1]  # the broken one is tried once more on its own, to report it
-    assert len(list(cache.glob("evalplus/*.json"))) == 2
+    assert len(list(cache.glob("evalplus/*.marshal"))) == 2
+
+
+KINDS = {  # a reference returning every kind of plain value, one per input
+    "task_id": "Toy/2", "entry_point": "kind", "atol": 0,
+    "prompt": "def kind(i: int):\n",
+    "canonical_solution": ("    return [(1, [2.5, -0.0]), {3, frozenset({4})}, {'k': b'\\x00'}, 7 ** 3000,\n"
+                           "            1 + 2j, None, True, float('inf')][i]\n"),
+    "contract": "", "base_input": [[i] for i in range(8)], "plus_input": [],
+}
+
+
+def test_expected_outputs_come_back_from_the_cache_exactly(tmp_path: Path, cache: Path) -> None:
+    computed = load_dataset(release_file(tmp_path, KINDS))[0].tests.cases
+    (kept,) = cache.glob("evalplus/*.marshal")
+    again = load_dataset(release_file(tmp_path, KINDS))[0].tests.cases
+    assert [(type(c.expected), repr(c.expected)) for c in again] == \
+        [(type(c.expected), repr(c.expected)) for c in computed]
+    assert computed[3].expected == 7 ** 3000 and repr(computed[0].expected) == "(1, [2.5, -0.0])"
+    kept.write_bytes(b"not marshal data")  # a damaged cache is computed again, and mended
+    assert load_dataset(release_file(tmp_path, KINDS))[0].tests.cases == computed
+    assert kept.read_bytes() != b"not marshal data"
 
 
 def test_the_contract_is_not_checked_unless_asked(tmp_path: Path) -> None:
