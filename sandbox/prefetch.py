@@ -128,7 +128,7 @@ def _literal_args(call: ast.Call) -> tuple[Any, ...] | None:
         return None
     try:
         return tuple(ast.literal_eval(arg) for arg in call.args)
-    except ValueError:  # a name, an expression, a starred list
+    except (ValueError, TypeError):  # a name, an expression, a starred list; {[1]: 2} (unhashable)
         return None
 
 

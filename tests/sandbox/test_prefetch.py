@@ -53,6 +53,8 @@ def test_parameter_name_is_the_checks_own() -> None:
     "assert {candidate(1): 2} == {1: 2}",  # a key is evaluated before its value
     "x = candidate(1)",
     "print(candidate(1))",
+    "assert candidate({[1]: 2}) == 2",  # raises when the check runs it: the check's own fault
+    "assert candidate({1, [2]}) == 2",
 ])
 def test_a_call_that_is_not_sure_ends_the_run(stopper: str) -> None:
     assert literal_calls(check("assert candidate(0) == 0", stopper, "assert candidate(7) == 7")) == ((0,),)
@@ -146,3 +148,11 @@ def test_no_batch_when_the_suites_code_can_reach_the_solution(
                          "assert candidate(2, 2) == 4"), definitions)
     assert sandbox.run(ADD, suite).status == Status.PASSED
     assert calls_sent == {"call": 3}
+
+
+def test_a_literal_the_check_cannot_build_is_the_checks_fault(sandbox: Sandbox) -> None:
+    # not an infrastructure fault (sandbox_error): the check raises when it gets there, as live
+    suite = script(check("assert candidate(1, 1) == 2", "assert candidate({[1]: 2}, 0) == 2"))
+    result = sandbox.run(ADD, suite)
+    assert (result.status, result.feedback) == (Status.WRONG_ANSWER,
+                                                "The check raised TypeError: unhashable type: 'list'")
