@@ -88,7 +88,7 @@ class Referee:
 
     def _event(self, name: str, args: list[Any]) -> list[Any]:
         """The check's next event: ``["call", args, kwargs, name]`` (name "" for the entry point)
-    or ``["done", outcome, message]``."""
+        or ``["done", outcome, message]``."""
         reply = self._call(name, args)
         if reply is None:
             return ["done", "raised", self._ended]

