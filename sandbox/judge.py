@@ -385,7 +385,7 @@ def _judge_call(suite: TestSuite, tally: Tally, index: int, case: Case, reply: d
         return
     if call_matches(suite, index, case, actual):
         tally.passed += 1
-    else:
+    elif tally.status == Status.PASSED:  # the first failure's message is the one kept: write only it
         entry = str(suite.entry_point)
         args = ", ".join(clip(protocol.value_repr(a)) for a in case.args)
         tally.fail(Status.WRONG_ANSWER, index,

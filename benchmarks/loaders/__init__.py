@@ -27,7 +27,7 @@ from typing import Any
 
 from ..problem import Problem
 from .apps import apps_problem, is_apps
-from .common import LoaderError, data_files, hub_records, iter_records
+from .common import LoaderError, data_files, gc_paused, hub_records, iter_records
 from .evalplus import evalplus_problem, is_evalplus
 from .evalplus import prepare as prepare_evalplus
 from .humaneval import humaneval_problem, is_humaneval, load_humaneval
@@ -87,10 +87,12 @@ def problems_from_records(records: Iterable[dict[str, Any] | LoaderError], sourc
     :class:`~.venus_generator.CaseGenerator` with its defaults, started on first use).
     """
     loaded, count = Loaded(), 0
-    records = list(records)
+    with gc_paused():
+        records = list(records)
     _prepare_evalplus(records, limit)
     with ExitStack() as stack:
         generator = case_generator or stack.enter_context(CaseGenerator())
+        stack.enter_context(gc_paused())
         for index, record in enumerate(records):
             if limit is not None and len(loaded) >= limit:
                 break

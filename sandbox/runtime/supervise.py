@@ -16,11 +16,12 @@ import selectors
 import time
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal, overload
 
 from . import accounting, callgrind, isolation, protocol
 
 STDERR_TAIL = 8192
+READ_BYTES = 1 << 20  # the most one read of a pipe takes (a reply pipe may hold this much)
 
 
 def integral_trapezoid(samples: list[tuple[float, float]]) -> float:
@@ -83,7 +84,7 @@ class Child:
 
     def __post_init__(self) -> None:
         # a reply may be as large as the output a run may print, and no larger
-        self._frames = protocol.FrameBuffer(limit=self.output_cap + 65536)
+        self._frames = protocol.FrameBuffer(limit=self.output_cap + 65536, nesting=protocol.MAX_NESTING)
         self._pidfd = os.pidfd_open(self.pid)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._pidfd, selectors.EVENT_READ)
@@ -107,14 +108,23 @@ class Child:
         """Queue a request frame; :meth:`pump` writes it as the pipe takes it."""
         self._outbox += protocol.encode_frame(message)
 
-    def pump(self, deadline: float, want_frame: bool = False) -> dict[str, Any] | None:
+    @overload
+    def pump(self, deadline: float, want_frame: bool = False,
+             text: Literal[False] = False) -> dict[str, Any] | None: ...
+
+    @overload
+    def pump(self, deadline: float, want_frame: bool, text: Literal[True]) -> protocol.JsonText | None: ...
+
+    def pump(self, deadline: float, want_frame: bool = False,
+             text: bool = False) -> dict[str, Any] | protocol.JsonText | None:
         """Run until the child exits (or a reply frame arrives, if wanted).
 
-        Returns the frame, or None when the child is gone (exited or killed).
+        Returns the frame (with ``text``, its checked body: :meth:`.FrameBuffer.pop`), or
+        None when the child is gone (exited or killed).
         """
         while not self.exited:
             if want_frame:
-                frame = self._next_frame()
+                frame = self._next_frame(text)
                 if frame is not None:
                     return frame
             self._sync_outbox()
@@ -128,12 +138,12 @@ class Child:
             self._sample()
         isolation.sweep(self.iso, reap=False)  # in a container: what it left ends with it
         self._drain()
-        return self._next_frame() if want_frame else None
+        return self._next_frame(text) if want_frame else None
 
-    def _next_frame(self) -> dict[str, Any] | None:
+    def _next_frame(self, text: bool = False) -> dict[str, Any] | protocol.JsonText | None:
         """The next reply frame; a reply over the cap, or not a frame at all, ends the run."""
         try:
-            return self._frames.pop()
+            return self._frames.pop_text() if text else self._frames.pop()
         except (protocol.ProtocolError, ValueError):
             self.kill("output")
             return None
@@ -154,7 +164,7 @@ class Child:
             self.exited = True
             return
         try:
-            chunk = os.read(fd, 65536)
+            chunk = os.read(fd, READ_BYTES)
         except BlockingIOError:
             return
         except OSError:
@@ -165,7 +175,8 @@ class Child:
             return
         if fd == self.reply_fd:
             self._frames.feed(chunk)
-            if self._frames.pending > self._frames.limit + 8:
+            # unpopped: at most a frame in progress (its header and body) and one read
+            if self._frames.pending > self._frames.limit + 8 + READ_BYTES:
                 self.kill("output")
             return
         if fd == self.log_fd:

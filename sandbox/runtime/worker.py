@@ -19,6 +19,8 @@ and reports what happened, so a solution cannot read what it is judged by.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import gc
 import json
@@ -56,6 +58,7 @@ VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 PR_SET_DUMPABLE = 4
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
+REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much: big replies in fewer reads
 BATCH_REPLY_S = 5.0  # a batch of calls is answered in parts at least this often
 # What a runtime prints when it runs out of memory (Python, C++, Java, Node).
 _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
@@ -486,13 +489,13 @@ class Worker:
             return {"ok": False, "error": "no batch of calls in progress"}
         first, started = child.reply_bytes, time.monotonic()
         cap = int(job.limits.get("output_kb", 8192)) * 1024
-        out: list[dict[str, Any]] = []
+        out = protocol.JsonTexts()  # passed on as the child wrote them (checked, not re-encoded)
         while job.awaited and (not out or (child.reply_bytes - first < cap
                                            and time.monotonic() - started < BATCH_REPLY_S)):
             deadline = time.monotonic() + job.time_limit
             if job.batch_deadline is not None:
                 deadline = min(deadline, job.batch_deadline)
-            reply = child.pump(deadline, want_frame=True)
+            reply = child.pump(deadline, want_frame=True, text=True)
             if reply is None:
                 job.awaited = 0
                 return {"ok": True, "results": out, "gone": True,
@@ -584,6 +587,8 @@ class _Pipes:
         if rpc:
             req_r, pipes.request = os.pipe()
             pipes.reply, rep_w = os.pipe()
+            with contextlib.suppress(OSError):  # past the user's pipe quota: the default size
+                fcntl.fcntl(rep_w, fcntl.F_SETPIPE_SZ, REPLY_PIPE_BYTES)
             pipes.child += [req_r, rep_w]
         return pipes
 

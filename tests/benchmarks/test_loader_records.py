@@ -7,6 +7,7 @@ there, the real HumanEval-Rust file (a record our Python HumanEval builder canno
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,20 @@ def test_humaneval_rust_records_do_not_sink_the_file() -> None:
     assert {p.language for p in loaded[:-1]} <= {"rust"}
     assert len(loaded) - 1 + len(loaded.skipped) == 180
     assert all(0 <= s.index < 180 and s.reason for s in loaded.skipped)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_loading_leaves_garbage_collection_as_it_found_it(tmp_path: Path, enabled: bool) -> None:
+    """Collection pauses while a dataset is built (millions of long-lived objects), and resumes
+    after: on a bad record that stops a strict load as after a good load; off stays off."""
+    path = write_jsonl(tmp_path / "toy.jsonl", [ADD, NOT_PYTHON])
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert len(load_dataset(path, strict=False)) == 1
+        assert gc.isenabled() is enabled
+        with pytest.raises(LoaderError):
+            load_dataset(path, strict=True)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()

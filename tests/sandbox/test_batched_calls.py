@@ -7,8 +7,10 @@ per frame): each case below is judged both ways and must get the same result.
 
 from __future__ import annotations
 
+import base64
 import json
 import statistics
+import struct
 import time
 from typing import Any
 
@@ -191,6 +193,75 @@ def test_a_float_subclass_in_a_long_list_is_not_plain_data() -> None:
 def test_malformed_packed_numbers_are_refused(body: Any) -> None:
     with pytest.raises((ValueError, protocol.ProtocolError)):
         protocol.decode_value({"f64": body})
+
+
+def _packed(doubles: list[float], indexes: list[int]) -> dict[str, Any]:
+    return {"f64": [base64.b64encode(struct.pack(f"<{len(doubles)}d", *doubles)).decode(),
+                    base64.b64encode(struct.pack(f"<{len(indexes)}I", *indexes)).decode()]}
+
+
+# values of the wrong shape, as a solution's process could forge them: each must be a ProtocolError
+MALFORMED = {
+    "complex of one part": {"complex": [1]},
+    "complex of none": {"complex": []},
+    "nested complex": {"tuple": [{"complex": []}]},
+    "an int index at infinity": _packed([float("inf")], [0]),
+    "an int index past the end": _packed([1.0], [5]),
+    "an int index at a fraction": _packed([0.5], [0]),
+}
+
+
+@pytest.mark.parametrize("value", MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_values_are_protocol_errors(value: dict[str, Any]) -> None:
+    with pytest.raises(ProtocolError):
+        protocol.decode_value(value)
+
+
+FORGES = ("import json, os, struct\n"
+          "def f(x):\n"
+          "    body = json.dumps({{'ok': True, 'value': {value}}}).encode()\n"
+          "    os.write(4, struct.pack('>I', len(body)) + body)\n"
+          "    os._exit(0)\n")
+
+
+@pytest.mark.parametrize("value", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_forged_reply_of_the_wrong_shape_is_the_solutions_fault(sandbox: Sandbox,
+                                                                   value: dict[str, Any]) -> None:
+    """A solution that writes its own reply frame, with a value no encoder writes, fails as a
+    runtime error in call and in script mode, never as the sandbox's error."""
+    code = FORGES.format(value=repr(value))
+    script = TestSuite.from_dict({"mode": "script", "entry_point": "f",
+                                  "check": "def check(candidate):\n    assert candidate(1) == 1\n"})
+    for judged in (suite([{"args": [1], "expected": 1}]), script):
+        result = sandbox.run(code, judged, limits=QUICK)
+        assert result.status == Status.RUNTIME_ERROR, (judged.mode, result.feedback)
+        assert "malformed" in result.feedback or "not a whole number" in result.feedback, result.feedback
+
+
+DEEP = ("import os, struct\n"
+        "def f(x):\n"
+        "    body = b'{{\"ok\": true, \"value\": ' + b'[' * {n} + b']' * {n} + b'}}'\n"
+        "    os.write(4, struct.pack('>I', len(body)) + body)\n"
+        "    os._exit(0)\n")
+
+
+def test_a_forged_reply_nested_near_the_stack_s_depth_is_the_solutions_fault(sandbox: Sandbox) -> None:
+    """A reply the worker could parse but this process, deeper in its own stack, could not
+    (nested some 980 levels) made the job a sandbox error; the worker now refuses a frame
+    nested past ``MAX_NESTING``, whatever this process's depth."""
+    script = TestSuite.from_dict({"mode": "script", "entry_point": "f",
+                                  "check": "def check(candidate):\n    assert candidate(1) == 1\n"})
+    statuses = {sandbox.run(DEEP.format(n=n), judged, limits=QUICK).status
+                for n in [protocol.MAX_NESTING, *range(900, 1001, 4)]
+                for judged in (suite([{"args": [1], "expected": 1}]), script)}
+    assert Status.SANDBOX_ERROR not in statuses and Status.PASSED not in statuses, statuses
+
+
+def test_mixed_lists_with_many_ints_cross_exactly() -> None:
+    """Ints past one in 16 items: their indexes come from one pass over every item."""
+    value = [i if i % 3 else i / 4 for i in range(3000)]
+    back = protocol.decode_value(json.loads(json.dumps(protocol.encode_value(value))))
+    assert [type(item) for item in back] == [type(item) for item in value] and back == value
 
 
 def test_a_million_floats_returned_by_a_call(sandbox: Sandbox) -> None:

@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -90,3 +91,48 @@ def test_trapezoid_integral_by_hand() -> None:
     # unequal spacing is weighted by elapsed time, not summed per sample
     assert integral_trapezoid([(0.0, 10.0), (0.1, 10.0), (10.0, 10.0)]) == pytest.approx(100.0)
     assert integral_trapezoid([(0.0, 5.0)]) == 0.0
+
+
+def _nested_dicts(levels: int) -> object:
+    value: object = 0
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+def test_frames_nested_past_the_limit_are_refused_and_the_deepest_values_are_not() -> None:
+    """A value as deep as the codec allows (dicts: three JSON levels each) crosses a frame;
+    a frame one level past :data:`protocol.MAX_NESTING` is a ProtocolError, even when
+    this process could parse it (another, with a deeper stack, might not)."""
+    deepest = _nested_dicts(protocol.VALUE_DEPTH)
+    frames = protocol.FrameBuffer(nesting=protocol.MAX_NESTING)  # as the worker reads a solution's
+    frames.feed(protocol.encode_frame({"ok": True, "results": [{"ok": True,
+                                                                "value": protocol.encode_value(deepest)}]}))
+    message = frames.pop()
+    assert message is not None and protocol.decode_value(message["results"][0]["value"]) == deepest
+    with pytest.raises(protocol.NotPlainData):
+        protocol.encode_value(_nested_dicts(protocol.VALUE_DEPTH + 2))
+    too_deep = b"{\"a\":" + b"[" * protocol.MAX_NESTING + b"]" * protocol.MAX_NESTING + b"}"
+    frames.feed(len(too_deep).to_bytes(4, "big") + too_deep)
+    with pytest.raises(protocol.ProtocolError, match="nested"):
+        frames.pop()
+    wide = b"{\"a\":[" + b"[[]]," * 5000 + b"[]]}"  # many brackets, shallow
+    frames.feed(len(wide).to_bytes(4, "big") + wide)
+    assert frames.pop() is not None
+    trusting = protocol.FrameBuffer()  # a frame from the trusted side is not walked
+    trusting.feed(len(too_deep).to_bytes(4, "big") + too_deep)
+    assert trusting.pop() is not None
+
+
+def test_json_texts_are_written_into_a_frame_as_they_are() -> None:
+    frames = protocol.FrameBuffer()
+    frames.feed(protocol.encode_frame({"ok": True, "value": [1, 2.5]}))
+    frames.feed(protocol.encode_frame({"ok": False, "error": "x"}))
+    texts = protocol.JsonTexts([frames.pop_text(), frames.pop_text()])  # type: ignore[list-item]
+    assert texts == [b'{"ok":true,"value":[1,2.5]}', b'{"ok":false,"error":"x"}']
+    for message in ({"ok": True, "results": texts}, {"results": texts, "more": protocol.JsonTexts()},
+                    {"results": protocol.JsonTexts()}):
+        frames.feed(protocol.encode_frame(message))
+        expected = {key: [json.loads(text) for text in value] if isinstance(value, list) else value
+                    for key, value in message.items()}
+        assert frames.pop() == expected
