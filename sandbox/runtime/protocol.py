@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import array
 import base64
-import contextlib
 import itertools
 import json
 import math
@@ -289,20 +288,14 @@ def _pack_numbers(value: list[Any], kinds: set[type]) -> str | list[str] | None:
     there are ints, where they are (little-endian uint32 indexes in base64): exact, and some
     20 times faster both ways than decimal text in JSON (HumanEval/130 returns lists of a
     million).  None when an int is too large for a double to hold exactly."""
-    packed = array.array("d", value)
-    if sys.byteorder == "big":
-        packed.byteswap()
-    doubles = base64.b64encode(packed.tobytes()).decode("ascii")
+    doubles = _little_endian("d", value)
     if int not in kinds:
         return doubles
     positions = _int_positions(value)
     ints = list(map(value.__getitem__, positions))
     if min(ints) <= -(2**53) or max(ints) >= 2**53:
         return None
-    indexes = array.array(_U32, positions)
-    if sys.byteorder == "big":
-        indexes.byteswap()
-    return [doubles, base64.b64encode(indexes.tobytes()).decode("ascii")]
+    return [doubles, _little_endian(_U32, positions)]
 
 
 def _int_positions(value: list[Any]) -> list[int]:
@@ -310,11 +303,29 @@ def _int_positions(value: list[Any]) -> list[int]:
     few (``list.index`` skips the floats between them), else with a pass over every item."""
     types = list(map(type, value))
     positions: list[int] = []
-    with contextlib.suppress(ValueError):  # no int after the last one found
+    try:
         while len(positions) <= len(value) >> 4:
             positions.append(types.index(int, positions[-1] + 1 if positions else 0))
-        return list(itertools.compress(range(len(types)), map(operator.is_, types, itertools.repeat(int))))
-    return positions
+    except ValueError:  # no int after the last one found: that is all of them
+        return positions
+    return list(itertools.compress(range(len(types)), map(operator.is_, types, itertools.repeat(int))))
+
+
+def _little_endian(typecode: str, items: list[Any]) -> str:
+    """``items`` as a little-endian array of ``typecode``, in base64."""
+    packed = array.array(typecode, items)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return base64.b64encode(packed.tobytes()).decode("ascii")
+
+
+def _from_little_endian(typecode: str, text: str) -> array.array[Any]:
+    """Inverse of :func:`_little_endian`; ValueError unless ``text`` is base64 of whole items."""
+    packed = array.array(typecode)
+    packed.frombytes(base64.b64decode(text, validate=True))
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed
 
 
 def _unpack_numbers(body: Any) -> list[Any]:
@@ -324,17 +335,9 @@ def _unpack_numbers(body: Any) -> list[Any]:
         doubles, ints = body
     else:
         raise ProtocolError("packed numbers are a base64 string, or two (the doubles, the int indexes)")
-    packed = array.array("d")
-    packed.frombytes(base64.b64decode(doubles, validate=True))  # ValueError unless whole doubles
-    if sys.byteorder == "big":
-        packed.byteswap()
-    numbers = packed.tolist()
+    numbers = _from_little_endian("d", doubles).tolist()
     if ints is not None:
-        indexes = array.array(_U32)
-        indexes.frombytes(base64.b64decode(ints, validate=True))
-        if sys.byteorder == "big":
-            indexes.byteswap()
-        for index in indexes:
+        for index in _from_little_endian(_U32, ints):
             if index >= len(numbers) or not numbers[index].is_integer():
                 raise ProtocolError("packed numbers: an int index that is not a whole number's")
             numbers[index] = int(numbers[index])

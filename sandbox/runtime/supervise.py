@@ -21,7 +21,7 @@ from typing import Any, Literal, overload
 from . import accounting, callgrind, isolation, protocol
 
 STDERR_TAIL = 8192
-READ_BYTES = 1 << 20  # the most one read of a pipe takes (a reply pipe may hold this much)
+REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much; one read takes at most this
 
 
 def integral_trapezoid(samples: list[tuple[float, float]]) -> float:
@@ -164,7 +164,7 @@ class Child:
             self.exited = True
             return
         try:
-            chunk = os.read(fd, READ_BYTES)
+            chunk = os.read(fd, REPLY_PIPE_BYTES)
         except BlockingIOError:
             return
         except OSError:
@@ -176,7 +176,7 @@ class Child:
         if fd == self.reply_fd:
             self._frames.feed(chunk)
             # unpopped: at most a frame in progress (its header and body) and one read
-            if self._frames.pending > self._frames.limit + 8 + READ_BYTES:
+            if self._frames.pending > self._frames.limit + 8 + REPLY_PIPE_BYTES:
                 self.kill("output")
             return
         if fd == self.log_fd:

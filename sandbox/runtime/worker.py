@@ -49,7 +49,7 @@ from . import (
     view,
 )
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
-from .supervise import Child, Usage
+from .supervise import REPLY_PIPE_BYTES, Child, Usage
 
 # Pre-import what the LeetCode prelude pulls in, so forked children get it free.
 exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
@@ -58,7 +58,6 @@ VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 PR_SET_DUMPABLE = 4
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
-REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much: big replies in fewer reads
 BATCH_REPLY_S = 5.0  # a batch of calls is answered in parts at least this often
 # What a runtime prints when it runs out of memory (Python, C++, Java, Node).
 _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
