@@ -32,12 +32,12 @@ from typing import Any, Protocol
 from . import rust_tests
 from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
-from .prefetch import literal_calls
+from .prefetch import literal_calls, opening_calls
 from .referee import Referee
 from .runtime import protocol
 from .runtime.apps import apps_program
 from .runtime.languages import resolve_language
-from .suite import COMPARES, Case, TestSuite
+from .suite import COMPARES, SUITE_CACHE, Case, TestSuite
 from .suite_formats import apps_matches
 from .types import ExecutionResult, Limits, Status
 
@@ -160,8 +160,12 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     if suite.mode == "stdio" and suite.extra.get("program") == "apps" \
             and resolve_language(language).name == "python":
         begin["code"] = apps_program(code)  # run as APPS's harness runs it (a top-level return ends it)
+    opening = _opening_batch(suite, limits, meter)
+    if opening is not None:
+        begin["prefetch"] = opening
     begun = link.ask(begin)
     link.started = True
+    link.ended = "ended" in begun
     tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
     if not begun.get("ok"):
         _failed_start(tally, begun, limits)
@@ -172,9 +176,8 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     elif suite.mode == "unittest":
         _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
     else:
-        _run_check(link, suite, begun.get("names", []), tally, suite_code,
-                   1 if meter == "instructions" else CALLS_PER_FRAME)
-    ended = link.ask({"op": "end"})
+        _run_check(link, suite, begun, tally, suite_code, 1 if meter == "instructions" else CALLS_PER_FRAME)
+    ended = begun["ended"] if link.ended else link.ask({"op": "end"})
     if kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
         if ended["outcome"] != "ok":
@@ -183,6 +186,32 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
         tally.fail(Status.RUNTIME_ERROR, None,
                    "The solution's process ended before every test had run.")
     return tally
+
+
+def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, Any] | None:
+    """The begin message's ``prefetch``: a script check's opening literal calls (:mod:`.prefetch`),
+    for the worker to make as soon as the solution has loaded, unless the solution defines a
+    name the suite's code may call it by (``unless``), so the batch needs no round trip of its own.
+
+    When those calls are the whole check and no code of the suite's names the entry point,
+    nothing else can reach the solution: the worker ends the job in the same reply (``end``).
+    None under the instruction meter (one call per frame) or a suite time limit (which starts
+    once the job has begun), and for a check with no such calls or more than one frame's worth.
+    """
+    if suite.mode != "script" or meter == "instructions" or limits.suite_time_s is not None:
+        return None
+    calls, whole = opening_calls(str(suite.check))
+    if not calls or len(calls) > CALLS_PER_FRAME:
+        return None
+    try:
+        wire = [{"args": protocol.encode_value(list(args))} for args in calls]
+    except protocol.NotPlainData:
+        return None
+    code = check_code(str(suite.check), suite.definitions)
+    entry = str(suite.entry_point)
+    end = whole and entry not in code.looked_up
+    return {"name": entry, "calls": wire, "end": end,
+            "unless": sorted(code.looked_up if end else code.looked_up_when_run)}
 
 
 def reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
@@ -231,7 +260,7 @@ def normalize_output(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=SUITE_CACHE)
 def _evaluator(source: str) -> Callable[[str, str], Any]:
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__evaluator__"}
     exec(compile(source, "<evaluator>", "exec"), namespace)  # nosec B102 - the suite's trusted evaluator
@@ -340,25 +369,31 @@ def _calls_per_frame(suite: TestSuite) -> int:
     return int(suite.extra.get("calls_per_frame", CALLS_PER_FRAME))  # checked when the suite was made
 
 
-def _call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally) -> Iterator[dict[str, Any]]:
+def _call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally,
+                  first: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     """The worker's reply to each case of ``chunk``, in order, until one says the process is ``gone``.
 
     A batch's results may come in several replies (``results``: the worker
     keeps each reply near one output cap); a reply that is not a list of at
     most the results still due, or brings none while the process lives, is
-    a ProtocolError.
+    a ProtocolError.  ``first``: the batch's first reply, when the worker made
+    the calls already (the begin reply, :func:`_opening_batch`).
     """
-    calls = [{"args": protocol.encode_value(list(case.args)), "return_arg": case.return_arg}
-             for case in chunk]
-    if len(calls) == 1:
-        yield link.ask({"op": "call", "name": entry, **calls[0]})
+    due = len(chunk)
+    if first is None and due == 1:
+        case = chunk[0]
+        yield link.ask({"op": "call", "name": entry, "args": protocol.encode_value(list(case.args)),
+                        "return_arg": case.return_arg})
         return
-    message: dict[str, Any] = {"op": "calls", "name": entry, "calls": calls}
-    if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
-        message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
-    due = len(calls)
+    message: dict[str, Any] = {"op": "results"}
+    if first is None:
+        message = {"op": "calls", "name": entry, "calls": [{"args": protocol.encode_value(list(case.args)),
+                                                            "return_arg": case.return_arg} for case in chunk]}
+        if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
+            message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
     while due:
-        reply = link.ask(message)
+        reply = first if first is not None else link.ask(message)
+        first = None
         results, gone = reply.get("results"), bool(reply.get("gone"))
         if reply.get("ok") is not True or not isinstance(results, list) or len(results) > due \
                 or not (results or gone):
@@ -440,11 +475,12 @@ class Candidate:
         self.__name__ = name
         self._ahead: collections.deque[tuple[str, tuple[str, Any]]] = collections.deque()
 
-    def prefetch(self, calls: tuple[tuple[Any, ...], ...]) -> None:
+    def prefetch(self, calls: tuple[tuple[Any, ...], ...], made: dict[str, Any] | None = None) -> None:
         """Make these calls now, in batches (:meth:`answer_many`), and keep their answers for
         the check: :meth:`answer` hands out the next one when it is asked the same call.
 
-        ``calls`` are the ones the check will make first, in its order (:mod:`.prefetch`).
+        ``calls`` are the ones the check will make first, in its order (:mod:`.prefetch`);
+        ``made``: the reply of the worker that made them already, as one batch.
         """
         args_list = [list(args) for args in calls]
         try:
@@ -452,7 +488,7 @@ class Candidate:
         except protocol.NotPlainData:
             return  # the check's own calls will say so, one by one
         # answers stop at the first ``gone``: the calls after it are never answered
-        self._ahead = collections.deque(zip(keys, self.answer_many(args_list), strict=False))
+        self._ahead = collections.deque(zip(keys, self.answer_many(args_list, made), strict=False))
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -473,9 +509,11 @@ class Candidate:
             return "gone", "the suite's time is spent"
         return _answer_of(self._link.ask(message))
 
-    def answer_many(self, args_list: list[list[Any]]) -> list[tuple[str, Any]]:
+    def answer_many(self, args_list: list[list[Any]],
+                    made: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
         """:meth:`answer` for many calls (no keyword arguments), sent as a call suite's are,
         :data:`CALLS_PER_FRAME` to a frame: the answers in order, up to the first ``gone``.
+        ``made``: the first frame's reply, when the worker made those calls already.
 
         TypeError for arguments that are not plain data.
         """
@@ -485,7 +523,8 @@ class Candidate:
                 return [*answers, ("gone", "the suite's time is spent")]
             chunk = tuple(Case(args=tuple(args)) for args in args_list[start:start + self.per_frame])
             try:
-                for reply in _call_replies(self._link, self.__name__, chunk, self._tally):
+                for reply in _call_replies(self._link, self.__name__, chunk, self._tally,
+                                           made if start == 0 else None):
                     answers.append(_answer_of(reply))
                     if answers[-1][0] == "gone":
                         return answers
@@ -531,18 +570,34 @@ def _helper_name(name: Any, entry: str) -> bool:
             and name != entry and not hasattr(builtins, name) and not name.startswith("__"))
 
 
-@functools.lru_cache(maxsize=256)
-def _names_looked_up(check: str, definitions: str | None, when_run: bool = False) -> frozenset[str]:
-    """Every global name the check's and the definitions' code may look up (``co_names``);
-    ``when_run``: only once the check runs, after the definitions' top-level code has."""
+@dataclass(frozen=True)
+class CheckCode:
+    """A script suite's check and definitions, compiled once, and the global names their code
+    may look up (``co_names``): ``looked_up`` in all of it, ``looked_up_when_run`` once the
+    check runs (after the definitions' top-level code has)."""
+
+    check: CodeType
+    definitions: CodeType | None
+    looked_up: frozenset[str]
+    looked_up_when_run: frozenset[str]
+
+
+@functools.lru_cache(maxsize=SUITE_CACHE)
+def check_code(check: str, definitions: str | None) -> CheckCode:
+    """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
+    checked = compile(check, "<check>", "exec")
+    if definitions is None:
+        names = _names_in([checked])
+        return CheckCode(checked, None, names, names)
+    top = compile(definitions, "<definitions>", "exec")
+    functions = [const for const in top.co_consts if isinstance(const, CodeType)]
+    return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]))
+
+
+def _names_in(codes: list[CodeType]) -> frozenset[str]:
+    """Every ``co_names`` entry of these code objects and of those nested in them."""
     found: set[str] = set()
-    todo = [_compiled(check, "<check>")]  # compiled as the check namespace compiles them: once
-    if definitions is not None:
-        top = _compiled(definitions, "<definitions>")
-        if when_run:
-            todo.extend(const for const in top.co_consts if isinstance(const, CodeType))
-        else:
-            todo.append(top)
+    todo = list(codes)
     while todo:
         code = todo.pop()
         found.update(code.co_names)
@@ -558,22 +613,21 @@ def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) 
     a helper or a builtin the solution redefines does not change what the check calls.
     """
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__", **helpers}
-    if suite.definitions is not None:
-        exec(_compiled(suite.definitions, "<definitions>"), namespace)  # nosec B102 - the suite's trusted source
+    code = check_code(str(suite.check), suite.definitions)
+    if code.definitions is not None:
+        exec(code.definitions, namespace)  # nosec B102 - the suite's trusted source
     namespace[str(suite.entry_point)] = candidate
-    exec(_compiled(str(suite.check), "<check>"), namespace)  # nosec B102 - the suite's trusted check
+    exec(code.check, namespace)  # nosec B102 - the suite's trusted check
     return namespace
 
 
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str, name: str) -> CodeType:
-    return compile(source, name, "exec")
-
-
-def _prefetched(candidate: Candidate, suite: TestSuite, names: list[Any]) -> Candidate:
+def _prefetched(candidate: Candidate, suite: TestSuite, begun: dict[str, Any]) -> Candidate:
     """``candidate`` with the check's opening literal calls made (:mod:`.prefetch`), when nothing
-    but ``candidate`` can reach the solution (no code of the suite's calls its functions by name)."""
-    if not _names_looked_up(str(suite.check), suite.definitions, when_run=True) & set(names):
+    but ``candidate`` can reach the solution (no code of the suite's calls its functions by name):
+    by the worker as the job began (``prefetched`` in the begin reply), or now."""
+    if begun.get("prefetched"):
+        candidate.prefetch(literal_calls(str(suite.check)), made=begun)
+    elif not check_code(str(suite.check), suite.definitions).looked_up_when_run & set(begun["names"]):
         candidate.prefetch(literal_calls(str(suite.check)))
     return candidate
 
@@ -618,16 +672,16 @@ class InProcess:
         return "passed", ""
 
 
-def _run_check(link: Link, suite: TestSuite, names: Any, tally: Tally, suite_code: SuiteCode,
+def _run_check(link: Link, suite: TestSuite, begun: dict[str, Any], tally: Tally, suite_code: SuiteCode,
                per_frame: int) -> None:
-    entry = str(suite.entry_point)
+    entry, names = str(suite.entry_point), begun.get("names")
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    wanted = _names_looked_up(str(suite.check), suite.definitions)
+    wanted = check_code(str(suite.check), suite.definitions).looked_up
     helpers = {name: Candidate(link, name, tally, per_frame) for name in names
                if name in wanted and _helper_name(name, entry)}
-    outcome, message = suite_code.check(_prefetched(Candidate(link, entry, tally, per_frame), suite, names),
+    outcome, message = suite_code.check(_prefetched(Candidate(link, entry, tally, per_frame), suite, begun),
                                         helpers)
     if outcome == "gone":
         return  # the end-of-job report says why

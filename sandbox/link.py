@@ -44,6 +44,7 @@ class Link:
         self._worker, self._timeout, self._max_frame, self._role = worker, timeout, max_frame, role
         self.op = ""  # the latest request's
         self.started = False
+        self.ended = False  # the worker ended the job on its own (a ``prefetch`` with ``end``)
         self.fault: WorkerFault | None = None
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +52,8 @@ class Link:
         if self.fault is None:
             self.op = str(message.get("op"))
             try:
+                if self.ended:  # the judge's mistake, never the solution's
+                    raise protocol.ProtocolError("a request after the worker had ended the job")
                 reply = self._worker.request(message, self._timeout, self._max_frame)
                 if reply.get("worker_error"):  # the worker itself raised while answering
                     raise protocol.ProtocolError(clip(str(reply.get("error", ""))))

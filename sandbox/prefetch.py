@@ -26,7 +26,9 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from typing import Any
+from typing import Any, NamedTuple
+
+from .suite import SUITE_CACHE
 
 # Nodes whose children Python evaluates every time, in the order ast lists them.
 _IN_ORDER = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.Call, ast.Constant, ast.Name, ast.Attribute,
@@ -34,20 +36,36 @@ _IN_ORDER = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.Call, ast.Constant, ast.Na
              ast.operator, ast.unaryop, ast.cmpop)
 
 
-@functools.lru_cache(maxsize=256)
-def literal_calls(check: str) -> tuple[tuple[Any, ...], ...]:
+class Opening(NamedTuple):
+    """The calls a check makes first (:func:`literal_calls`), and whether they are all it makes."""
+
+    calls: tuple[tuple[Any, ...], ...]
+    whole: bool  # when every assert passes, the check calls the candidate for nothing else
+
+
+@functools.lru_cache(maxsize=SUITE_CACHE)
+def opening_calls(check: str) -> Opening:
     """The positional arguments of each call of ``candidate`` that ``check(candidate)`` makes
-    before anything it could skip or repeat, in order; empty when none is sure.
+    before anything it could skip or repeat, in order, and whether that run of calls is the
+    whole check (it reaches the end of the check's body); no calls when none is sure.
 
     ``check`` is a suite's check source (it defines ``check`` once, at top level).
     """
     if sys.flags.optimize:  # asserts are compiled out: the check makes none of these calls
-        return ()
+        return Opening((), False)
     try:
         function = _check_function(ast.parse(check))
-        return () if function is None else tuple(_opening_calls(function))
+        if function is None:
+            return Opening((), False)
+        calls, whole = _opening_calls(function)
+        return Opening(tuple(calls), whole)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+        return Opening((), False)
+
+
+def literal_calls(check: str) -> tuple[tuple[Any, ...], ...]:
+    """The calls of :func:`opening_calls`."""
+    return opening_calls(check).calls
 
 
 def _check_function(module: ast.Module) -> ast.FunctionDef | None:
@@ -71,10 +89,10 @@ def _binds_check(node: ast.AST) -> bool:
     return isinstance(node, (ast.Global, ast.Nonlocal)) and "check" in node.names
 
 
-def _opening_calls(function: ast.FunctionDef) -> list[tuple[Any, ...]]:
+def _opening_calls(function: ast.FunctionDef) -> tuple[list[tuple[Any, ...]], bool]:
     positional = [*function.args.posonlyargs, *function.args.args]
     if not positional:
-        return []
+        return [], False
     name = positional[0].arg
     calls: list[tuple[Any, ...]] = []
     for statement in function.body:
@@ -82,14 +100,14 @@ def _opening_calls(function: ast.FunctionDef) -> list[tuple[Any, ...]]:
                                                and isinstance(statement.value, ast.Constant)):
             continue
         if not isinstance(statement, ast.Assert):
-            break
+            return calls, False
         found = _calls_in(statement.test, name)
         if found is None:
-            break
+            return calls, False
         calls.extend(found)
         if statement.msg is not None and _mentions(statement.msg, name):
-            break  # the message's calls are made only when the assert fails
-    return calls
+            return calls, False  # the message's calls are made only when the assert fails
+    return calls, True
 
 
 def _calls_in(test: ast.expr, name: str) -> list[tuple[Any, ...]] | None:

@@ -93,11 +93,13 @@ class WorkerPool:
         with self._lock:
             self._all.add(worker)
             slot, self._started = self._started, self._started + 1
-        if self._pin:  # the n-th worker started runs on the worker's n-th allowed CPU (mod their count)
-            reply = worker.request({"op": "pin", "slot": slot % self._size}, timeout=30.0)
-            if not reply.get("ok"):
-                worker.close()
-                raise RuntimeError(f"could not pin the worker's runs to a CPU: {reply.get('error')}")
+        # the n-th worker started and its runs go to its n-th allowed CPU (mod their count), when
+        # there is one worker per CPU or a protocol pins runs (Worker.pin)
+        reply = worker.request({"op": "pin", "slot": slot % self._size, "runs": self._pin,
+                                "workers": self._size}, timeout=30.0)
+        if not reply.get("ok"):
+            worker.close()
+            raise RuntimeError(f"could not pin the worker to a CPU: {reply.get('error')}")
         return worker
 
     def close(self) -> None:
@@ -225,6 +227,11 @@ class Sandbox:
     Pinning spreads workers over the CPUs this process may use, the n-th worker
     started on the n-th CPU; with more workers than CPUs, some share one (their
     timings then include each other).  Pinning needs the local or docker backend.
+    Whatever the protocol, a pool with exactly one worker per CPU (the default
+    ``workers``) pins each worker and its runs to a CPU of its own: a job's
+    processes wake each other on one CPU instead of across two, and a run's
+    threads cannot take time from another worker's run (a run then uses one
+    CPU; with fewer workers than CPUs, runs may use them all).
     ``Sandbox.isolation["protocol"]`` names the protocol in reports.
     Backend options go in ``**options``: see :mod:`.backends.docker` and
     :mod:`.backends.ray`.

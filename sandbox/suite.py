@@ -13,6 +13,7 @@ from .runtime import protocol
 MODES = ("stdio", "call", "script", "unittest")
 COMPARES = ("values", "evalplus", "apps")  # a call suite's ``compare``: how a returned value is judged
 PROGRAMS = ("apps",)  # a stdio suite's ``program``: how a Python program is run, when not as itself
+SUITE_CACHE = 4096  # suites whose code the judge keeps compiled and parsed: a whole usual-size dataset
 _EDITION = re.compile(r"20\d\d")  # a Rust edition: 2015, 2018, 2021, 2024...
 
 

@@ -134,7 +134,8 @@ class Worker:
             self._root = tempfile.mkdtemp(prefix=f"rewardkit-{os.getpid()}-")
         os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
         self._meter_log: callgrind.LogFifo | None = None
-        self.cpu: int | None = None  # the CPU every run is pinned to (the ``pin`` op)
+        self.cpus = sorted(os.sched_getaffinity(0))  # the CPUs this worker was started with
+        self.cpu: int | None = None  # the CPU this worker and every run are pinned to (the ``pin`` op)
 
     @property
     def meter_log(self) -> callgrind.LogFifo:
@@ -158,7 +159,9 @@ class Worker:
             self.end()
             return self.begin(message)
         if op == "pin":
-            return self.pin(int(message.get("slot", 0)))
+            workers = message.get("workers")
+            return self.pin(int(message.get("slot", 0)), bool(message.get("runs", True)),
+                            None if workers is None else int(workers))
         if self.job is None:
             return {"ok": False, "error": f"no job begun before {op!r}"}
         if op == "run":
@@ -173,16 +176,26 @@ class Worker:
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def pin(self, slot: int) -> dict[str, Any]:
-        """Pin every later run to one CPU: the ``slot``-th (mod their count) of those this worker
-        may use, so workers given slots 0, 1, ... spread over the CPUs."""
-        allowed = sorted(os.sched_getaffinity(0))
-        self.cpu = allowed[slot % len(allowed)]
+    def pin(self, slot: int, runs: bool = True, workers: int | None = None) -> dict[str, Any]:
+        """Pin this worker and every later run to one CPU: the ``slot``-th (mod their count) of
+        those it was started with, so workers given slots 0, 1, ... spread over the CPUs.
+
+        With ``runs`` (a measurement protocol's pinning) always; otherwise only when its pool
+        has one worker per CPU (``workers``), where it places each worker's job on a CPU of
+        its own: a job's processes then wake each other on one CPU rather than across two,
+        and a run's extra threads cannot take time from another worker's run.  Compilers are
+        never pinned.  Answers with the CPU, or None when the worker stays free.
+        """
+        if not runs and workers != len(self.cpus):
+            return {"ok": True, "cpu": None}
+        self.cpu = self.cpus[slot % len(self.cpus)]
+        os.sched_setaffinity(0, {self.cpu})
         return {"ok": True, "cpu": self.cpu}
 
     # -- jobs ------------------------------------------------------------------------
     def begin(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Start a job: write and compile the code; module jobs also load it in a call server."""
+        """Start a job: write and compile the code; module jobs also load it in a call server,
+        and make the batch of calls ``prefetch`` holds, if any (:meth:`_prefetch`)."""
         try:
             language = resolve_language(str(message.get("language", "python")))
         except ValueError as exc:
@@ -196,9 +209,28 @@ class Worker:
         failure = self._compile(job)
         if failure is not None:
             return failure
-        if job.kind == "module":
-            return self._start_module(job)
-        return {"ok": True}
+        if job.kind != "module":
+            return {"ok": True}
+        reply = self._start_module(job)
+        opening = message.get("prefetch")
+        if reply.get("ok") and isinstance(opening, dict):
+            reply |= self._prefetch(job, opening, reply.get("names", []))
+        return reply
+
+    def _prefetch(self, job: Job, opening: dict[str, Any], names: list[str]) -> dict[str, Any]:
+        """Make a check's opening calls (``name``, ``calls``) as a ``calls`` batch, unless the
+        solution lacks ``name`` or defines one of the names in ``unless``; with ``end``, then end
+        the job, once every result is in.  The fields to add to the begin reply: the batch's
+        (``results``, ``gone``) and ``prefetched``, and the end report as ``ended``."""
+        if opening.get("name") not in names or not set(opening.get("unless", ())).isdisjoint(names):
+            return {}
+        batch = self.calls(opening)
+        if not batch.get("ok"):
+            return {}
+        added: dict[str, Any] = {key: batch[key] for key in ("results", "gone", "error") if key in batch}
+        if opening.get("end") and not job.awaited:
+            added["ended"] = self.end()
+        return {**added, "prefetched": True}
 
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
                  meter: str, name: str = "job") -> Job:
@@ -330,8 +362,8 @@ class Worker:
         if pid == 0:  # pragma: no cover - runs in the child
             group.adopt(_become_child(pipes.child + group.descriptors)[len(pipes.child):])
             try:
-                if self.cpu is not None and not compile_step:
-                    os.sched_setaffinity(0, {self.cpu})  # inherited by all the run starts
+                if self.cpu is not None and compile_step:  # runs stay on the worker's CPU
+                    os.sched_setaffinity(0, self.cpus)
                 isolation.prepare_child(self.iso, limits, job.workdir,
                                         deterministic=job.meter == "instructions")
                 group.join()

@@ -1,9 +1,11 @@
 """A script check's opening literal calls go to the solution in one batch, and judge as one by one.
 
 :func:`literal_calls` reads only what is sure from the check's source; the
-sandbox runs tell that the batch is used (fewer requests to the worker), that a
-solution keeping state between calls answers as it would one call at a time,
-and that a check failing early still gives the verdict and message it gave.
+sandbox runs tell that the batch is used (fewer requests to the worker: it goes
+with the job's begin request, which also ends the job when the batch is the
+whole check), that a solution keeping state between calls answers as it would
+one call at a time, and that a check failing early still gives the verdict and
+message it gave.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
-from rewardkit.sandbox.link import Link
-from rewardkit.sandbox.prefetch import literal_calls
+from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite, judge
+from rewardkit.sandbox.link import Link, WorkerFault
+from rewardkit.sandbox.prefetch import literal_calls, opening_calls
 
 QUICK = Limits(time_s=2, memory_mb=512)
 ADD = "def add(a, b):\n    return a + b\n"
@@ -65,6 +67,17 @@ def test_an_assert_message_that_calls_ends_the_run_after_its_test() -> None:
     assert literal_calls(source) == ((1,),)
 
 
+@pytest.mark.parametrize(("lines", "whole"), [
+    (("assert candidate(1) == 1", "assert True, 'a note'", "pass", "assert candidate(2) == 2"), True),
+    (("assert candidate(1) == 1", "assert candidate(2) == 2, 'no call in the message'"), True),
+    (("assert candidate(1) == 1", "assert candidate(2) == 2, str(candidate(2))"), False),
+    (("assert candidate(1) == 1", "print('done')"), False),
+    (("assert candidate(1) == 1", "for i in range(2):", "    assert candidate(i) == i"), False),
+])
+def test_the_opening_run_says_whether_it_is_the_whole_check(lines: tuple[str, ...], whole: bool) -> None:
+    assert opening_calls(check(*lines)).whole is whole
+
+
 @pytest.mark.parametrize("source", [
     "@decorate\n" + check("assert candidate(1) == 1"),
     check("assert candidate(1) == 1") + "check = other\n",
@@ -87,14 +100,18 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
 
 @pytest.fixture()
 def calls_sent(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
-    """How many requests carried calls of the solution's ``add`` (``call``: one; ``calls``: a batch)."""
+    """How many requests carried calls of the solution's ``add`` (``call``: one; ``calls``: a batch;
+    ``begin``: a batch the worker made as the job began), and under ``end`` how many ended a job."""
     sent: collections.Counter[str] = collections.Counter()
     ask = Link.ask
 
     def counting(self: Link, message: dict[str, Any]) -> dict[str, Any]:
-        if message.get("name") == "add":
+        reply = ask(self, message)
+        if message.get("name") == "add" or (message["op"] == "begin" and reply.get("prefetched")):
             sent[str(message["op"])] += 1
-        return ask(self, message)
+        if message["op"] == "end" and self._role == "sandbox worker":
+            sent["end"] += 1
+        return reply
 
     monkeypatch.setattr(Link, "ask", counting)
     return sent
@@ -113,7 +130,57 @@ def test_the_opening_calls_cross_in_one_request(sandbox: Sandbox,
     loop = "    for i in range(3):\n        assert candidate(i, i) == 2 * i\n"
     result = sandbox.run(ADD, script(SIX + loop))
     assert result.status == Status.PASSED
-    assert calls_sent == {"calls": 1, "call": 3}  # six in one batch; the loop's three live
+    assert calls_sent == {"begin": 1, "call": 3, "end": 1}  # six with the begin; the loop's three live
+
+
+def test_a_check_of_opening_calls_only_is_judged_in_one_request(
+        sandbox: Sandbox, calls_sent: collections.Counter[str]) -> None:
+    slow = "import time\n\ndef add(a, b):\n    t = time.process_time()\n" \
+           "    while time.process_time() - t < 0.05:\n        pass\n    return a + b\n"
+    result = sandbox.run(slow, script(SIX))
+    assert result.status == Status.PASSED and result.tests_passed == 1
+    assert calls_sent == {"begin": 1}  # no request of its own for the batch, nor to end the job
+    assert result.time_s >= 0.25  # the module process's time came with the begin reply
+
+
+@pytest.mark.parametrize(("solution", "status", "feedback"), [
+    ("def add(a, b):\n    return a - b\n", Status.WRONG_ANSWER, "A check failed: first."),
+    ("import os\ndef add(a, b):\n    os._exit(3)\n", Status.RUNTIME_ERROR, "Runtime error (exit code 3)"),
+    ("def add(a, b):\n    while True:\n        pass\n", Status.TIMEOUT, "Time limit exceeded (limit 2 s)."),
+    ("import sys\ndef add(a, b):\n    print('note', file=sys.stderr)\n    raise ValueError(a)\n",
+     Status.RUNTIME_ERROR, "Runtime error:\nTraceback"),
+])
+def test_a_job_ended_with_its_begin_reply_keeps_its_verdict(
+        sandbox: Sandbox, calls_sent: collections.Counter[str], solution: str, status: Status,
+        feedback: str) -> None:
+    result = sandbox.run(solution, script(check("assert candidate(1, 1) == 2, 'first'",
+                                                "assert candidate(2, 2) == 4")))
+    assert calls_sent == {"begin": 1}
+    assert result.status == status and result.feedback.startswith(feedback), result.feedback
+    if "stderr" in solution:
+        assert "note" in result.stderr
+
+
+def test_a_datasets_checks_stay_compiled_between_runs(sandbox: Sandbox) -> None:
+    """Each suite's check is compiled (and its names read) once while a dataset of a few hundred
+    suites is judged again and again (a cache of 256 entries, two per suite, recompiled all)."""
+    suites = [script(check(f"assert candidate({i}, 0) == {i}")) for i in range(300)]
+    judge.check_code.cache_clear()
+    for _ in range(2):
+        assert all(r.passed for r in sandbox.run_many([(ADD, suite) for suite in suites]))
+    if sandbox.trust_suites:  # a referee compiles the check in its own sandbox too
+        assert judge.check_code.cache_info().misses == len(suites)
+
+
+def test_a_request_after_the_worker_ended_the_job_is_a_fault() -> None:
+    class Answers:
+        def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
+            return {"ok": True}
+
+    link = Link(Answers(), 1.0, 1 << 20)
+    link.ended = True
+    with pytest.raises(WorkerFault, match="after the worker had ended the job"):
+        link.ask({"op": "call", "name": "add", "args": []})
 
 
 def test_a_solution_with_state_answers_as_one_call_at_a_time(sandbox: Sandbox) -> None:
@@ -147,7 +214,7 @@ def test_no_batch_when_the_suites_code_can_reach_the_solution(
     suite = script(check("assert candidate(1, 1) == 2", "assert twice(3) == 6",
                          "assert candidate(2, 2) == 4"), definitions)
     assert sandbox.run(ADD, suite).status == Status.PASSED
-    assert calls_sent == {"call": 3}
+    assert calls_sent == {"call": 3, "end": 1}
 
 
 def test_a_literal_the_check_cannot_build_is_the_checks_fault(sandbox: Sandbox) -> None:

@@ -70,6 +70,23 @@ def test_pinned_run_sees_one_cpu() -> None:
     assert free.passed, free.feedback
 
 
+def test_one_worker_per_cpu_keeps_each_worker_and_its_runs_on_a_cpu_of_its_own() -> None:
+    """With as many workers as CPUs (the default), a job's processes wake each other on one CPU
+    and a run's threads cannot crowd another worker's run; with fewer, runs may use them all."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: pinning changes nothing visible")
+    code = "import os\nprint(sorted(os.sched_getaffinity(0)))\n"
+    suite = {"mode": "stdio", "cases": [{"input": "", "output": "x"}]}
+    with Sandbox(workers=len(cpus)) as sb:
+        results = sb.run_many([(code, suite)] * (4 * len(cpus)))
+    seen = {line for r in results for line in r.feedback.splitlines() if line.startswith("[")}
+    assert seen and all(len(json.loads(line)) == 1 for line in seen), seen
+    assert len(seen) > 1  # the workers are spread over the CPUs, not all on one
+    with Sandbox(workers=len(cpus) - 1) as sb:
+        assert sb.run(code, {"mode": "stdio", "cases": [{"input": "", "output": str(cpus)}]}).passed
+
+
 def test_cli_run_with_monolith_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     solution, tests = tmp_path / "s.py", tmp_path / "t.json"
     solution.write_text("print(2 + 3)\n")

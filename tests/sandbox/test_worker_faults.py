@@ -39,8 +39,9 @@ SUITES = {
     "stdio": TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "1\n"}]}),
     "call": TestSuite.from_dict({"mode": "call", "entry_point": "f",
                                  "cases": [{"args": [], "expected": 1}]}),
-    "script": TestSuite.from_dict({"mode": "script", "entry_point": "f",
-                                   "check": "def check(candidate):\n    assert candidate() == 1\n"}),
+    # a call the check makes live (an opening assert's call would cross with the begin request)
+    "script": TestSuite.from_dict({"mode": "script", "entry_point": "f", "check":
+                                   "def check(candidate):\n    got = candidate()\n    assert got == 1\n"}),
 }
 OP = {"stdio": "run", "call": "call", "script": "call"}
 
@@ -183,6 +184,7 @@ def test_run_many_keeps_the_other_results_when_a_worker_is_killed() -> None:
 
 # -- every transport error, at every step, is a fault ---------------------------------------------
 PASSING_REPLIES: dict[str, dict[str, Any]] = {
+    "pin": {"ok": True, "cpu": None},
     "begin": {"ok": True, "names": ["f"]},
     "run": {"ok": True, "outcome": "ok", "stdout": "1\n"},
     "call": {"ok": True, "value": 1},
@@ -284,6 +286,7 @@ def send(data):
     out.flush()
 
 read(); send(frame(b'{"ok": true, "pid": 0}'))  # hello
+read(); send(frame(b'{"ok": true, "cpu": null}'))  # pin
 read()  # begin
 if kind == "out-of-turn":  # a second frame that no request asked for, in the same write
     send(frame(b'{"ok": true}') + frame(b'{"ok": true, "outcome": "ok", "stdout": "1\\n"}'))
