@@ -6,7 +6,10 @@ make them in, do not depend on anything the solution returns until one of them
 fails.  :func:`literal_calls` finds that opening run of calls, so the judge can
 send them to the solution in one batch (:meth:`.judge.Candidate.prefetch`) and
 hand the check each answer when it makes that same call, instead of one round
-trip per call.
+trip per call.  The batch goes with the job's begin request, for the worker to
+make once the solution has loaded; when the run is the whole check
+(:func:`opening_calls`), the worker ends the job in the same reply, and the
+job takes one round trip in all.
 
 When every assert passes, the solution receives exactly the calls, in exactly
 the order, that it would have received one at a time, so a solution that keeps
