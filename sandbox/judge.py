@@ -148,6 +148,34 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
         tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused!r} "
                    "in the solution: it could read the test code compiled beside it.")
         return tally
+    begun = link.ask(_begin_message(code, suite, language, limits, meter))
+    link.started = True
+    if "ended" in begun:
+        link.job_ended()
+    tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
+    if not begun.get("ok"):
+        _failed_start(tally, begun, limits)
+    elif suite.mode == "stdio":
+        _run_stdio(link, suite, limits, tally, suite_code)
+    elif suite.mode == "call":
+        _run_calls(link, suite, tally, meter)
+    elif suite.mode == "unittest":
+        _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
+    else:
+        _run_check(link, suite, begun, tally, suite_code, 1 if meter == "instructions" else CALLS_PER_FRAME)
+    ended = begun["ended"] if "ended" in begun else link.ask({"op": "end"})
+    if suite.mode in ("call", "script") and "outcome" in ended:
+        tally.add_usage(ended)
+        if ended["outcome"] != "ok":
+            _outcome_failure(tally, ended, None, limits)
+    if tally.passed < tally.total:  # e.g. the process vanished mid-call with exit code 0
+        tally.fail(Status.RUNTIME_ERROR, None,
+                   "The solution's process ended before every test had run.")
+    return tally
+
+
+def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, meter: str) -> dict[str, Any]:
+    """The request that begins the job: the code as the worker is to build it, its kind and limits."""
     kind = "program" if suite.mode in ("stdio", "unittest") else "module"
     wire_limits = limits.to_dict()
     if kind == "module":
@@ -163,29 +191,7 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     opening = _opening_batch(suite, limits, meter)
     if opening is not None:
         begin["prefetch"] = opening
-    begun = link.ask(begin)
-    link.started = True
-    link.ended = "ended" in begun
-    tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
-    if not begun.get("ok"):
-        _failed_start(tally, begun, limits)
-    elif suite.mode == "stdio":
-        _run_stdio(link, suite, limits, tally, suite_code)
-    elif suite.mode == "call":
-        _run_calls(link, suite, tally, meter)
-    elif suite.mode == "unittest":
-        _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
-    else:
-        _run_check(link, suite, begun, tally, suite_code, 1 if meter == "instructions" else CALLS_PER_FRAME)
-    ended = begun["ended"] if link.ended else link.ask({"op": "end"})
-    if kind == "module" and "outcome" in ended:
-        tally.add_usage(ended)
-        if ended["outcome"] != "ok":
-            _outcome_failure(tally, ended, None, limits)
-    if tally.passed < tally.total:  # e.g. the process vanished mid-call with exit code 0
-        tally.fail(Status.RUNTIME_ERROR, None,
-                   "The solution's process ended before every test had run.")
-    return tally
+    return begin
 
 
 def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, Any] | None:
@@ -381,29 +387,40 @@ def _call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally,
     """
     due = len(chunk)
     if first is None and due == 1:
-        case = chunk[0]
-        yield link.ask({"op": "call", "name": entry, "args": protocol.encode_value(list(case.args)),
-                        "return_arg": case.return_arg})
+        yield link.ask({"op": "call", "name": entry, **_wire_call(chunk[0])})
         return
-    message: dict[str, Any] = {"op": "results"}
-    if first is None:
-        message = {"op": "calls", "name": entry, "calls": [{"args": protocol.encode_value(list(case.args)),
-                                                            "return_arg": case.return_arg} for case in chunk]}
-        if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
-            message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
+    message: dict[str, Any] = {"op": "results"} if first is not None else _batch_message(entry, chunk, tally)
     while due:
         reply = first if first is not None else link.ask(message)
-        first = None
-        results, gone = reply.get("results"), bool(reply.get("gone"))
-        if reply.get("ok") is not True or not isinstance(results, list) or len(results) > due \
-                or not (results or gone):
-            raise protocol.ProtocolError(f"worker answered a batch of calls with {clip(repr(reply))}")
+        first, message = None, {"op": "results"}
+        results = _batch_results(reply, due)
         yield from results
-        if gone:
+        if reply.get("gone"):
             yield {"gone": True}
             return
         due -= len(results)
-        message = {"op": "results"}
+
+
+def _batch_results(reply: dict[str, Any], due: int) -> list[dict[str, Any]]:
+    """The results in one reply to a batch, checked: a list of at most ``due``, not empty unless
+    the process is ``gone``; ProtocolError otherwise."""
+    results = reply.get("results")
+    if reply.get("ok") is not True or not isinstance(results, list) or len(results) > due \
+            or not (results or reply.get("gone")):
+        raise protocol.ProtocolError(f"worker answered a batch of calls with {clip(repr(reply))}")
+    return results
+
+
+def _wire_call(case: Case) -> dict[str, Any]:
+    return {"args": protocol.encode_value(list(case.args)), "return_arg": case.return_arg}
+
+
+def _batch_message(entry: str, chunk: tuple[Case, ...], tally: Tally) -> dict[str, Any]:
+    """The ``calls`` request for ``chunk``; with a suite time limit, the time it has left."""
+    message: dict[str, Any] = {"op": "calls", "name": entry, "calls": [_wire_call(case) for case in chunk]}
+    if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
+        message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
+    return message
 
 
 def _judge_call(suite: TestSuite, tally: Tally, index: int, case: Case, reply: dict[str, Any]) -> None:

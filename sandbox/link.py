@@ -44,7 +44,6 @@ class Link:
         self._worker, self._timeout, self._max_frame, self._role = worker, timeout, max_frame, role
         self.op = ""  # the latest request's
         self.started = False
-        self.ended = False  # the worker ended the job on its own (a ``prefetch`` with ``end``)
         self.fault: WorkerFault | None = None
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -52,8 +51,6 @@ class Link:
         if self.fault is None:
             self.op = str(message.get("op"))
             try:
-                if self.ended:  # the judge's mistake, never the solution's
-                    raise protocol.ProtocolError("a request after the worker had ended the job")
                 reply = self._worker.request(message, self._timeout, self._max_frame)
                 if reply.get("worker_error"):  # the worker itself raised while answering
                     raise protocol.ProtocolError(clip(str(reply.get("error", ""))))
@@ -62,10 +59,23 @@ class Link:
                 self.fault = self.failed(exc)
         raise self.fault
 
+    def job_ended(self) -> None:
+        """The worker ended the job on its own (a begin request's ``prefetch`` with ``end``):
+        a request after this is the judge's mistake, never the solution's, and a fault."""
+        self._worker = _JobEnded()
+
     def failed(self, exc: Exception, detail: str = "") -> WorkerFault:
         """The fault of the latest request, which raised ``exc``."""
         return WorkerFault(f"{self._role} fault during {self.op!r}: {detail}{type(exc).__name__}: {exc}",
                            self.started)
+
+
+class _JobEnded:
+    """The transport of a link whose job the worker has ended: every request is refused."""
+
+    def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
+        """Raise: the job is over."""
+        raise protocol.ProtocolError(f"a {message.get('op')!r} request after the worker had ended the job")
 
 
 def clip(text: str) -> str:

@@ -159,9 +159,8 @@ class Worker:
             self.end()
             return self.begin(message)
         if op == "pin":
-            workers = message.get("workers")
             return self.pin(int(message.get("slot", 0)), bool(message.get("runs", True)),
-                            None if workers is None else int(workers))
+                            message.get("workers"))
         if self.job is None:
             return {"ok": False, "error": f"no job begun before {op!r}"}
         if op == "run":
@@ -176,7 +175,7 @@ class Worker:
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def pin(self, slot: int, runs: bool = True, workers: int | None = None) -> dict[str, Any]:
+    def pin(self, slot: int, runs: bool = True, workers: Any = None) -> dict[str, Any]:
         """Pin this worker and every later run to one CPU: the ``slot``-th (mod their count) of
         those it was started with, so workers given slots 0, 1, ... spread over the CPUs.
 

@@ -178,8 +178,9 @@ def test_a_request_after_the_worker_ended_the_job_is_a_fault() -> None:
             return {"ok": True}
 
     link = Link(Answers(), 1.0, 1 << 20)
-    link.ended = True
-    with pytest.raises(WorkerFault, match="after the worker had ended the job"):
+    assert link.ask({"op": "begin"}) == {"ok": True}
+    link.job_ended()
+    with pytest.raises(WorkerFault, match="'call' request after the worker had ended the job"):
         link.ask({"op": "call", "name": "add", "args": []})
 
 
