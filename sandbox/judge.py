@@ -27,12 +27,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from . import rust_tests
 from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
-from .prefetch import literal_calls, opening_calls
+from .prefetch import opening_calls
 from .referee import Referee
 from .runtime import protocol
 from .runtime.apps import apps_program
@@ -164,7 +164,7 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     else:
         _run_check(link, suite, begun, tally, suite_code, 1 if meter == "instructions" else CALLS_PER_FRAME)
     ended = begun["ended"] if "ended" in begun else link.ask({"op": "end"})
-    if suite.mode in ("call", "script") and "outcome" in ended:
+    if _kind(suite) == "module" and "outcome" in ended:
         tally.add_usage(ended)
         if ended["outcome"] != "ok":
             _outcome_failure(tally, ended, None, limits)
@@ -174,9 +174,14 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     return tally
 
 
+def _kind(suite: TestSuite) -> str:
+    """How the worker runs the solution: a ``program`` run per case, or a ``module`` it calls."""
+    return "program" if suite.mode in ("stdio", "unittest") else "module"
+
+
 def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, meter: str) -> dict[str, Any]:
     """The request that begins the job: the code as the worker is to build it, its kind and limits."""
-    kind = "program" if suite.mode in ("stdio", "unittest") else "module"
+    kind = _kind(suite)
     wire_limits = limits.to_dict()
     if kind == "module":
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
@@ -206,18 +211,39 @@ def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, An
     """
     if suite.mode != "script" or meter == "instructions" or limits.suite_time_s is not None:
         return None
-    calls, whole = opening_calls(str(suite.check))
-    if not calls or len(calls) > CALLS_PER_FRAME:
-        return None
-    try:
-        wire = [{"args": protocol.encode_value(list(args))} for args in calls]
-    except protocol.NotPlainData:
+    opening = _opening(str(suite.check))
+    if opening is None or len(opening.wire) > CALLS_PER_FRAME:
         return None
     code = check_code(str(suite.check), suite.definitions)
     entry = str(suite.entry_point)
-    end = whole and entry not in code.looked_up
-    return {"name": entry, "calls": wire, "end": end,
+    end = opening.whole and entry not in code.looked_up
+    return {"name": entry, "calls": opening.wire, "end": end,
             "unless": sorted(code.looked_up if end else code.looked_up_when_run)}
+
+
+class _Opening(NamedTuple):
+    """A check's opening literal calls (:func:`~.prefetch.opening_calls`) in the forms the judge
+    sends and compares them in, made once per check."""
+
+    args: tuple[list[Any], ...]  # each call's positional arguments
+    wire: tuple[dict[str, Any], ...]  # each call as the worker receives it in a batch
+    keys: tuple[str, ...]  # each call as :meth:`Candidate.answer` compares it (:func:`_wire_key`)
+    whole: bool  # the calls are the whole check
+
+
+@functools.lru_cache(maxsize=SUITE_CACHE)
+def _opening(check: str) -> _Opening | None:
+    """The :class:`_Opening` of a check; None when it has no opening calls, or an argument that
+    is not plain data (the check's own calls say so, one by one)."""
+    calls, whole = opening_calls(check)
+    if not calls:
+        return None
+    args = tuple(list(call) for call in calls)
+    try:
+        wire = tuple({"args": protocol.encode_value(call)} for call in args)
+        return _Opening(args, wire, tuple(_wire_key(call, {}) for call in args), whole)
+    except protocol.NotPlainData:
+        return None
 
 
 def reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
@@ -492,20 +518,14 @@ class Candidate:
         self.__name__ = name
         self._ahead: collections.deque[tuple[str, tuple[str, Any]]] = collections.deque()
 
-    def prefetch(self, calls: tuple[tuple[Any, ...], ...], made: dict[str, Any] | None = None) -> None:
-        """Make these calls now, in batches (:meth:`answer_many`), and keep their answers for
-        the check: :meth:`answer` hands out the next one when it is asked the same call.
-
-        ``calls`` are the ones the check will make first, in its order (:mod:`.prefetch`);
-        ``made``: the reply of the worker that made them already, as one batch.
+    def prefetch(self, opening: _Opening, made: dict[str, Any] | None = None) -> None:
+        """Make the check's opening calls now, in batches (:meth:`answer_many`), and keep their
+        answers for the check: :meth:`answer` hands out the next one when it is asked the same
+        call.  ``made``: the reply of the worker that made them already, as one batch.
         """
-        args_list = [list(args) for args in calls]
-        try:
-            keys = [_wire_key(args, {}) for args in args_list]
-        except protocol.NotPlainData:
-            return  # the check's own calls will say so, one by one
         # answers stop at the first ``gone``: the calls after it are never answered
-        self._ahead = collections.deque(zip(keys, self.answer_many(args_list, made), strict=False))
+        answers = self.answer_many(list(opening.args), made)
+        self._ahead = collections.deque(zip(opening.keys, answers, strict=False))
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -642,10 +662,13 @@ def _prefetched(candidate: Candidate, suite: TestSuite, begun: dict[str, Any]) -
     """``candidate`` with the check's opening literal calls made (:mod:`.prefetch`), when nothing
     but ``candidate`` can reach the solution (no code of the suite's calls its functions by name):
     by the worker as the job began (``prefetched`` in the begin reply), or now."""
+    opening = _opening(str(suite.check))
+    if opening is None:
+        return candidate
     if begun.get("prefetched"):
-        candidate.prefetch(literal_calls(str(suite.check)), made=begun)
+        candidate.prefetch(opening, made=begun)
     elif not check_code(str(suite.check), suite.definitions).looked_up_when_run & set(begun["names"]):
-        candidate.prefetch(literal_calls(str(suite.check)))
+        candidate.prefetch(opening)
     return candidate
 
 

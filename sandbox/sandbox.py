@@ -95,7 +95,7 @@ class WorkerPool:
             slot, self._started = self._started, self._started + 1
         # the n-th worker started and its runs go to its n-th allowed CPU (mod their count), when
         # there is one worker per CPU or a protocol pins runs (Worker.pin)
-        reply = worker.request({"op": "pin", "slot": slot % self._size, "runs": self._pin,
+        reply = worker.request({"op": "pin", "slot": slot % self._size, "always": self._pin,
                                 "workers": self._size}, timeout=30.0)
         if not reply.get("ok"):
             worker.close()

@@ -159,7 +159,7 @@ class Worker:
             self.end()
             return self.begin(message)
         if op == "pin":
-            return self.pin(int(message.get("slot", 0)), bool(message.get("runs", True)),
+            return self.pin(int(message.get("slot", 0)), bool(message.get("always", True)),
                             message.get("workers"))
         if self.job is None:
             return {"ok": False, "error": f"no job begun before {op!r}"}
@@ -175,17 +175,17 @@ class Worker:
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def pin(self, slot: int, runs: bool = True, workers: Any = None) -> dict[str, Any]:
+    def pin(self, slot: int, always: bool = True, workers: Any = None) -> dict[str, Any]:
         """Pin this worker and every later run to one CPU: the ``slot``-th (mod their count) of
         those it was started with, so workers given slots 0, 1, ... spread over the CPUs.
 
-        With ``runs`` (a measurement protocol's pinning) always; otherwise only when its pool
+        With ``always`` (a measurement protocol's pinning) always; otherwise only when its pool
         has one worker per CPU (``workers``), where it places each worker's job on a CPU of
         its own: a job's processes then wake each other on one CPU rather than across two,
         and a run's extra threads cannot take time from another worker's run.  Compilers are
         never pinned.  Answers with the CPU, or None when the worker stays free.
         """
-        if not runs and workers != len(self.cpus):
+        if not always and workers != len(self.cpus):
             return {"ok": True, "cpu": None}
         self.cpu = self.cpus[slot % len(self.cpus)]
         os.sched_setaffinity(0, {self.cpu})
