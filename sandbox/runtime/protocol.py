@@ -49,6 +49,10 @@ class ProtocolError(Exception):
     """The peer sent something that is not a frame, or went away."""
 
 
+class OversizedFrame(ProtocolError):
+    """A frame header announcing more bytes than the reader takes in one frame."""
+
+
 class JsonText(bytes):
     """The body of a frame that :class:`FrameBuffer` read and checked (a JSON object, not
     nested too deep), kept as its bytes so that it can be passed on without parsing it into
@@ -164,7 +168,7 @@ class FrameBuffer:
             return None
         (size,) = _HEADER.unpack_from(self._data)
         if size > self.limit:
-            raise ProtocolError(f"frame of {size} bytes exceeds the {self.limit} byte limit")
+            raise OversizedFrame(f"frame of {size} bytes exceeds the {self.limit} byte limit")
         end = _HEADER.size + size
         if len(self._data) < end:
             return None

@@ -22,6 +22,8 @@ from . import accounting, callgrind, isolation, protocol
 
 STDERR_TAIL = 8192
 REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much; one read takes at most this
+MALFORMED_REPLY = ("sandbox: the solution's process wrote a reply that is not a frame (not JSON, not an "
+                   "object, or nested too deep); a solution must not write on the call pipe\n")
 
 
 def integral_trapezoid(samples: list[tuple[float, float]]) -> float:
@@ -50,7 +52,7 @@ class Usage:
     integral_kb_s: float = 0.0
     exit_code: int | None = None
     signal: int | None = None
-    killed: str | None = None  # "timeout" | "output" when the worker killed it
+    killed: str | None = None  # "timeout" | "output" | "malformed" when the worker killed it
     oom_killed: bool = False  # the kernel killed a process of it at the memory limit
 
     def to_dict(self) -> dict[str, Any]:
@@ -141,12 +143,15 @@ class Child:
         return self._next_frame(text) if want_frame else None
 
     def _next_frame(self, text: bool = False) -> dict[str, Any] | protocol.JsonText | None:
-        """The next reply frame; a reply over the cap, or not a frame at all, ends the run."""
+        """The next reply frame; a reply over the cap (``output``), or one that is not a frame
+        at all (``malformed``: the solution wrote on the call pipe itself), ends the run."""
         try:
             return self._frames.pop_text() if text else self._frames.pop()
-        except (protocol.ProtocolError, ValueError):
+        except protocol.OversizedFrame:
             self.kill("output")
-            return None
+        except (protocol.ProtocolError, ValueError):
+            self.kill("malformed")
+        return None
 
     def _sync_outbox(self) -> None:
         if not self._outbox or self.request_fd is None:
@@ -262,5 +267,9 @@ class Child:
         )
 
     def stderr_tail(self) -> str:
-        """The last 8 KiB of the child's stderr, decoded."""
-        return bytes(self.stderr[-STDERR_TAIL:]).decode("utf-8", "replace")
+        """The last 8 KiB of the child's stderr, decoded; after a malformed reply, a line that
+        says so."""
+        tail = bytes(self.stderr[-STDERR_TAIL:]).decode("utf-8", "replace")
+        if self.killed != "malformed":
+            return tail
+        return tail + ("\n" if tail and not tail.endswith("\n") else "") + MALFORMED_REPLY

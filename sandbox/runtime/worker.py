@@ -585,6 +585,8 @@ def _outcome(usage: Usage, stderr: str, job: Job) -> str:
         return "timeout"
     if usage.killed == "output":
         return "output_exceeded"
+    if usage.killed == "malformed":
+        return "runtime_error"
     memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
     tail = stderr[-2000:]
     if usage.oom_killed or any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
