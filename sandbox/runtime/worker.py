@@ -580,13 +580,13 @@ class Worker:
                 os.unlink(path)
 
 
+# why the worker killed a run (Child.kill) -> the run's outcome
+_KILLED_OUTCOME = {"timeout": "timeout", "output": "output_exceeded", "malformed": "runtime_error"}
+
+
 def _outcome(usage: Usage, stderr: str, job: Job) -> str:
-    if usage.killed == "timeout":
-        return "timeout"
-    if usage.killed == "output":
-        return "output_exceeded"
-    if usage.killed == "malformed":
-        return "runtime_error"
+    if usage.killed in _KILLED_OUTCOME:
+        return _KILLED_OUTCOME[usage.killed]
     memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
     tail = stderr[-2000:]
     if usage.oom_killed or any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
