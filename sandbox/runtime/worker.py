@@ -175,7 +175,7 @@ class Worker:
             return self.end()
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def pin(self, slot: int, always: bool = True, workers: Any = None) -> dict[str, Any]:
+    def pin(self, slot: int, always: bool = True, workers: int | None = None) -> dict[str, Any]:
         """Pin this worker and every later run to one CPU: the ``slot``-th (mod their count) of
         those it was started with, so workers given slots 0, 1, ... spread over the CPUs.
 
