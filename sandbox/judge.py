@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import dis
 import functools
 import json
 import keyword
@@ -204,8 +205,10 @@ def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, An
     for the worker to make as soon as the solution has loaded, unless the solution defines a
     name the suite's code may call it by (``unless``), so the batch needs no round trip of its own.
 
-    When those calls are the whole check and no code of the suite's names the entry point,
-    nothing else can reach the solution: the worker ends the job in the same reply (``end``).
+    When those calls are the whole check and no code of the suite's that runs once the check
+    does names the entry point, nothing else can reach the solution: the worker ends the job in
+    the same reply (``end``).  HumanEval's definitions (its prompt) define a stub of the entry
+    point, which the candidate replaces before any of that code runs.
     None under the instruction meter (one call per frame) or a suite time limit (which starts
     once the job has begun), and for a check with no such calls or more than one frame's worth.
     """
@@ -216,9 +219,8 @@ def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, An
         return None
     code = check_code(str(suite.check), suite.definitions)
     entry = str(suite.entry_point)
-    end = opening.whole and entry not in code.looked_up
-    return {"name": entry, "calls": opening.wire, "end": end,
-            "unless": sorted(code.looked_up if end else code.looked_up_when_run)}
+    end = opening.whole and entry not in code.looked_up_when_run
+    return {"name": entry, "calls": opening.wire, "end": end, "unless": sorted(code.may_call(entry))}
 
 
 class _Opening(NamedTuple):
@@ -611,12 +613,20 @@ def _helper_name(name: Any, entry: str) -> bool:
 class CheckCode:
     """A script suite's check and definitions, compiled once, and the global names their code
     may look up (``co_names``): ``looked_up`` in all of it, ``looked_up_when_run`` once the
-    check runs (after the definitions' top-level code has)."""
+    check runs (after the definitions' top-level code has), ``read_at_top`` by the definitions'
+    top-level code itself other than to bind them (``def``, ``import``, assignment)."""
 
     check: CodeType
     definitions: CodeType | None
     looked_up: frozenset[str]
     looked_up_when_run: frozenset[str]
+    read_at_top: frozenset[str] = frozenset()
+
+    def may_call(self, entry: str) -> frozenset[str]:
+        """The names by which the suite's code may call a function of the solution other than
+        as ``candidate``.  A name the definitions' top-level code only binds is theirs from
+        then on, and the entry point is not yet the candidate while that code runs."""
+        return self.looked_up_when_run | (self.read_at_top - {entry})
 
 
 @functools.lru_cache(maxsize=SUITE_CACHE)
@@ -628,7 +638,12 @@ def check_code(check: str, definitions: str | None) -> CheckCode:
         return CheckCode(checked, None, names, names)
     top = compile(definitions, "<definitions>", "exec")
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
-    return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]))
+    read = frozenset(op.argval for op in dis.get_instructions(top)
+                     if op.opcode in dis.hasname and op.opname not in _BINDING)
+    return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]), read)
+
+
+_BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"})  # no lookup
 
 
 def _names_in(codes: list[CodeType]) -> frozenset[str]:
@@ -667,8 +682,10 @@ def _prefetched(candidate: Candidate, suite: TestSuite, begun: dict[str, Any]) -
         return candidate
     if begun.get("prefetched"):
         candidate.prefetch(opening, made=begun)
-    elif not check_code(str(suite.check), suite.definitions).looked_up_when_run & set(begun["names"]):
-        candidate.prefetch(opening)
+    else:
+        code = check_code(str(suite.check), suite.definitions)
+        if not code.may_call(str(suite.entry_point)) & set(begun["names"]):
+            candidate.prefetch(opening)
     return candidate
 
 

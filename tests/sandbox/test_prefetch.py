@@ -217,6 +217,31 @@ def test_no_batch_when_the_suites_code_can_reach_the_solution(
     assert calls_sent == {"call": 3, "end": 1}
 
 
+def test_a_prompt_that_defines_the_entry_point_is_judged_in_one_request(
+        sandbox: Sandbox, calls_sent: collections.Counter[str]) -> None:
+    # HumanEval's definitions are its prompt: a stub of the entry point and helpers the solution
+    # defines again; the candidate replaces the stub, and the prompt's helpers are its own
+    prompt = "def double(a):\n    return a + a\n\ndef add(a, b):\n    \"\"\"Add.\"\"\"\n\nSTUB = add(0, 0)\n"
+    solution = "def double(a):\n    return 0\n\n" + ADD
+    result = sandbox.run(solution, script(check("assert candidate(1, 1) == 2",
+                                                "assert candidate(2, 2) == 4"), prompt))
+    assert result.status == Status.PASSED
+    assert calls_sent == {"begin": 1}
+
+
+def test_calls_the_definitions_make_as_they_load_come_before_the_checks(
+        sandbox: Sandbox, calls_sent: collections.Counter[str]) -> None:
+    # the definitions' top level calls the solution's ``double`` before the check runs: no batch
+    # may overtake that call (a solution with state would answer differently)
+    solution = "seen = []\ndef double(a):\n    seen.append(a)\n    return 2 * a\n\n" \
+               "def add(a, b):\n    seen.append(a)\n    return len(seen) * 100 + a + b\n"
+    suite = script(check("assert candidate(1, 1) == 202", "assert candidate(0, 0) == 300"),
+                   "BASE = double(1)\n")
+    result = sandbox.run(solution, suite)
+    assert result.status == Status.PASSED, result.feedback
+    assert calls_sent == {"call": 2, "end": 1}
+
+
 def test_a_literal_the_check_cannot_build_is_the_checks_fault(sandbox: Sandbox) -> None:
     # not an infrastructure fault (sandbox_error): the check raises when it gets there, as live
     suite = script(check("assert candidate(1, 1) == 2", "assert candidate({[1]: 2}, 0) == 2"))
