@@ -620,13 +620,17 @@ class CheckCode:
     definitions: CodeType | None
     looked_up: frozenset[str]
     looked_up_when_run: frozenset[str]
-    read_at_top: frozenset[str] = frozenset()
+    read_at_top: frozenset[str]
 
     def may_call(self, entry: str) -> frozenset[str]:
         """The names by which the suite's code may call a function of the solution other than
         as ``candidate``.  A name the definitions' top-level code only binds is theirs from
-        then on, and the entry point is not yet the candidate while that code runs."""
+        then on, and the entry point is not yet the candidate while that code runs.  Like
+        ``co_names``, this does not see a name looked up as data (``globals()[name]``)."""
         return self.looked_up_when_run | (self.read_at_top - {entry})
+
+
+_BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"})  # no lookup
 
 
 @functools.lru_cache(maxsize=SUITE_CACHE)
@@ -635,15 +639,12 @@ def check_code(check: str, definitions: str | None) -> CheckCode:
     checked = compile(check, "<check>", "exec")
     if definitions is None:
         names = _names_in([checked])
-        return CheckCode(checked, None, names, names)
+        return CheckCode(checked, None, names, names, frozenset())
     top = compile(definitions, "<definitions>", "exec")
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
     read = frozenset(op.argval for op in dis.get_instructions(top)
                      if op.opcode in dis.hasname and op.opname not in _BINDING)
     return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]), read)
-
-
-_BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"})  # no lookup
 
 
 def _names_in(codes: list[CodeType]) -> frozenset[str]:
@@ -673,7 +674,7 @@ def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) 
     return namespace
 
 
-def _prefetched(candidate: Candidate, suite: TestSuite, begun: dict[str, Any]) -> Candidate:
+def _prefetched(candidate: Candidate, suite: TestSuite, code: CheckCode, begun: dict[str, Any]) -> Candidate:
     """``candidate`` with the check's opening literal calls made (:mod:`.prefetch`), when nothing
     but ``candidate`` can reach the solution (no code of the suite's calls its functions by name):
     by the worker as the job began (``prefetched`` in the begin reply), or now."""
@@ -682,10 +683,8 @@ def _prefetched(candidate: Candidate, suite: TestSuite, begun: dict[str, Any]) -
         return candidate
     if begun.get("prefetched"):
         candidate.prefetch(opening, made=begun)
-    else:
-        code = check_code(str(suite.check), suite.definitions)
-        if not code.may_call(str(suite.entry_point)) & set(begun["names"]):
-            candidate.prefetch(opening)
+    elif not code.may_call(str(suite.entry_point)) & set(begun["names"]):
+        candidate.prefetch(opening)
     return candidate
 
 
@@ -735,11 +734,11 @@ def _run_check(link: Link, suite: TestSuite, begun: dict[str, Any], tally: Tally
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
         return
-    wanted = check_code(str(suite.check), suite.definitions).looked_up
+    code = check_code(str(suite.check), suite.definitions)
     helpers = {name: Candidate(link, name, tally, per_frame) for name in names
-               if name in wanted and _helper_name(name, entry)}
-    outcome, message = suite_code.check(_prefetched(Candidate(link, entry, tally, per_frame), suite, begun),
-                                        helpers)
+               if name in code.looked_up and _helper_name(name, entry)}
+    candidate = _prefetched(Candidate(link, entry, tally, per_frame), suite, code, begun)
+    outcome, message = suite_code.check(candidate, helpers)
     if outcome == "gone":
         return  # the end-of-job report says why
     if outcome == "error":
