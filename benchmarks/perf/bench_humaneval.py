@@ -93,17 +93,19 @@ CPU_S, FAULTS = 0, 1  # its columns
 
 def usage_by_level() -> np.ndarray:
     """CPU seconds and minor page faults so far (one row per :data:`LEVELS`) of this process,
-    of the processes it started (for rewardkit: its workers), and of the processes those
-    started and reaped (rewardkit's runs)."""
+    of the processes it started (for rewardkit: its workers, and their fork servers), and of
+    the processes those started and reaped (rewardkit's runs)."""
     mine, (faults, child_faults) = os.times(), minor_faults("self")
     usage = np.array([[mine.user + mine.system, faults],
                       [mine.children_user + mine.children_system, child_faults],
                       [0.0, 0.0]])
     for child in psutil.Process().children():
         with contextlib.suppress(psutil.Error, OSError):
-            times, (own, reaped) = child.cpu_times(), minor_faults(child.pid)
-            usage[1] += (times.user + times.system, own)
-            usage[2] += (times.children_user + times.children_system, reaped)
+            forkers = [p for p in child.children() if "runtime.fork_server" in " ".join(p.cmdline())]
+            for process in [child, *forkers]:  # a worker's runs are reaped by its fork server, if any
+                times, (own, reaped) = process.cpu_times(), minor_faults(process.pid)
+                usage[1] += (times.user + times.system, own)
+                usage[2] += (times.children_user + times.children_system, reaped)
     return usage
 
 

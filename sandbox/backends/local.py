@@ -2,8 +2,8 @@
 
 Isolation (when run as root, as on these machines): each worker lives in
 private network and mount namespaces (no network at all).  Each run is a
-fresh child forked into its own pid, mount and IPC namespaces and its own
-cgroup, confined to the worker's filesystem view (the system, the Python
+fresh child forked (by the worker's small fork server) into its own pid, mount
+and IPC namespaces and its own cgroup, confined to the worker's filesystem view (the system, the Python
 prefixes with only the allow-listed packages, fresh tmpfs scratch: see
 :mod:`..runtime.view`), running as a per-worker unprivileged uid with rlimits
 on CPU, address space, file size, open files and processes.  The cgroup

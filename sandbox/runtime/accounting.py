@@ -26,8 +26,8 @@ it keeps in tmpfs.  Four ways to get it, chosen once per worker by
     the last sample by a process nobody waits for, can be missed.
 
 Compiled programs (and every exec'd run) are measured as the program itself, not
-its launcher.  The run's first process starts as a fork of the Python worker
-(~11 MB resident) and then execs the program; Linux keeps the launcher's
+its launcher.  The run's first process starts as a fork of the Python worker or its
+fork server (~8-11 MB resident) and then execs the program; Linux keeps the launcher's
 high-water mark in ``ru_maxrss`` across the exec, which floored every compiled
 program at the worker's footprint.  The cgroup methods charge only pages the run
 itself brings in, so they were never affected; the container method reads the
@@ -56,8 +56,9 @@ from typing import Any
 
 # Bumped whenever what the figures mean changes, so cached measurements are taken again
 # (2: whole-tree accounting; peak memory is what the run added, not one process's RSS;
-# 3: an exec'd program's peak is its own, not its Python launcher's).
-MEASUREMENT_VERSION = 3
+# 3: an exec'd program's peak is its own, not its Python launcher's;
+# 4: runs forked by the worker's fork server, whose pages a run copies, not the worker's).
+MEASUREMENT_VERSION = 4
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 V1_CONTROLLERS = ("memory", "cpuacct", "pids")
@@ -215,29 +216,53 @@ def _remove_tree(path: str) -> None:
 
 
 # -- one run ----------------------------------------------------------------------------------------
-class _UntimedCpu:
-    """CPU seconds the run's first process spent on work not to be charged: noted there, read here."""
+class UntimedCpu:
+    """CPU seconds the run's first process spent on work not to be charged: noted there, read here.
+
+    The figure crosses in a pipe whose write end the run's first process holds only until it
+    has written it: that process closes it before the solution starts, written or not, so
+    nothing the run executes can change the figure.
+    """
 
     def __init__(self) -> None:
-        self._cell = mmap.mmap(-1, 8)  # anonymous and shared: the fork writes what the worker reads
-        self._noted = 0.0
+        self._read, self.fd = os.pipe()  # the write end goes to the run, at the number adopt() says
+        self._noted: float | None = None
 
-    def measure(self, work: Callable[[], None]) -> None:
-        """In the run's first process: do ``work``, note its CPU time, and unmap the shared page."""
-        start = time.process_time()
-        work()
-        self._cell[:8] = struct.pack("d", time.process_time() - start)
-        self._cell.close()  # in this process only: nothing the run does next can reach it
+    def measure(self, work: Callable[[], None] | None) -> None:
+        """In the run's first process: do ``work`` (if any), note its CPU time, close the pipe."""
+        try:
+            if work is not None:
+                start = time.process_time()
+                work()
+                os.write(self.fd, struct.pack("d", time.process_time() - start))
+        finally:
+            os.close(self.fd)
+
+    def started(self) -> None:
+        """In the worker, once the run's first process holds the write end: drop ours."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
     @property
     def seconds(self) -> float:
-        """In the worker: what :meth:`measure` noted (0 if nothing was)."""
-        return self._noted if self._cell.closed else float(struct.unpack("d", self._cell[:8])[0])
+        """In the worker, once the run has ended: what :meth:`measure` noted (0 if nothing was)."""
+        if self._noted is None:
+            self.started()
+            os.set_blocking(self._read, False)
+            try:
+                data = os.read(self._read, 8)
+            except BlockingIOError:
+                data = b""
+            self._noted = struct.unpack("d", data)[0] if len(data) == 8 else 0.0
+        return self._noted
 
     def close(self) -> None:
-        """In the worker, once the run has ended: keep the figure, release the page."""
-        self._noted = self.seconds
-        self._cell.close()
+        """In the worker: keep the figure, close the pipe."""
+        if self._read >= 0:
+            _ = self.seconds
+            os.close(self._read)
+            self._read = -1
 
 
 @dataclass
@@ -247,16 +272,24 @@ class RunGroup:
     method: str
     pid: int = 0
     _fds: list[int] = field(default_factory=list)
-    _untimed: _UntimedCpu = field(default_factory=_UntimedCpu)
+    _untimed: UntimedCpu = field(default_factory=UntimedCpu)
 
     @property
     def descriptors(self) -> list[int]:
-        """The group's join descriptors, opened by the worker (as root) before the fork."""
-        return list(self._fds)
+        """What the run's first process gets of the group: the join descriptors, opened by the
+        worker (as root) before the fork, and last the write end of the untimed figure's pipe."""
+        return [*self._fds, self._untimed.fd]
+
+    @classmethod
+    def forked(cls, fds: list[int]) -> RunGroup:
+        """In a fork server's child: the group the worker made, from its :attr:`descriptors`."""
+        group = cls("forked")
+        group.adopt(fds)
+        return group
 
     def adopt(self, fds: list[int]) -> None:
-        """In the child: the join descriptors now have these numbers."""
-        self._fds = list(fds)
+        """In the child: the :attr:`descriptors` now have these numbers."""
+        self._fds, self._untimed.fd = list(fds[:-1]), fds[-1]
 
     def join(self) -> None:
         """In the run's first process, after dropping privileges: enter the group.
@@ -269,13 +302,10 @@ class RunGroup:
             os.close(fd)
         self._fds.clear()
 
-    def untimed(self, work: Callable[[], None]) -> None:
-        """In the run's first process, after :meth:`join`: do ``work`` as part of the run, but take
-        its CPU time off the run's (:meth:`finish`).  What it allocates stays charged.
-
-        The figure crosses back through a shared page that this process unmaps as soon as it
-        has written it, so nothing the run executes afterwards can change it.
-        """
+    def untimed(self, work: Callable[[], None] | None) -> None:
+        """In the run's first process, after :meth:`join` and always before the solution starts:
+        do ``work`` (if any) as part of the run, but take its CPU time off the run's
+        (:meth:`finish`).  What it allocates stays charged.  See :class:`UntimedCpu`."""
         self._untimed.measure(work)
 
     def _timed(self, cpu_s: float) -> float:
@@ -288,6 +318,7 @@ class RunGroup:
         for fd in self._fds:
             os.close(fd)
         self._fds.clear()
+        self._untimed.started()
 
     def memory_kb(self) -> float | None:
         """Memory the run holds now, in KiB (None when it cannot be read)."""

@@ -58,11 +58,18 @@ class Isolation:
     filesystem: str = "host"  # "allow-list" with a view, else what the worker could hide
     scratch: str = "shared"  # "per-run": fresh /tmp, /var/tmp, /dev/shm and SysV IPC each run
     accounting: dict[str, Any] = field(default_factory=dict)
+    runs_forked_by: str = "worker"  # or "fork server" (:mod:`.fork_server`)
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form, sent to the parent in the worker's hello reply."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Isolation:
+        """The isolation :meth:`to_dict` wrote (the fork server gets its worker's this way)."""
+        view = data.get("view")
+        return cls(**{**data, "view": None if view is None else view_module.View(**view)})
 
 
 def enter_worker_namespaces(keep_paths: list[str], packages: list[str], hidden: list[str],
@@ -98,7 +105,7 @@ def enter_worker_namespaces(keep_paths: list[str], packages: list[str], hidden: 
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
     except OSError as exc:
         iso.notes.append(f"/proc not remounted with hidepid ({exc})")
-    iso.pid_namespace_per_run = _pid_namespace_works()
+    iso.pid_namespace_per_run = pid_namespace_per_run_works()
     try:
         iso.view = view_module.build([p for p in keep_paths if p != runtime_dir], packages, hidden,
                                      runtime_dir)
@@ -126,7 +133,8 @@ def _cover(target: str, tmpfs_options: str, keep_paths: list[str]) -> None:
 _own_pid_ns: int | None = None
 
 
-def _pid_namespace_works() -> bool:
+def pid_namespace_per_run_works() -> bool:
+    """Whether this process can start each run in a pid namespace of its own (it then will)."""
     global _own_pid_ns
     try:
         _own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)

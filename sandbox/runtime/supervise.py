@@ -14,6 +14,7 @@ import contextlib
 import os
 import selectors
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Literal, overload
@@ -60,9 +61,16 @@ class Usage:
         return dict(self.__dict__)
 
 
+Reaper = Callable[[int], tuple[int, Any]]  # a run's pid -> its wait status and rusage, once reaped
+
+
 @dataclass
 class Child:
-    """A forked child, the worker's ends of its pipes, and what was seen of it so far."""
+    """A forked child, the worker's ends of its pipes, and what was seen of it so far.
+
+    A run the fork server forked comes with the ``pidfd`` it opened and its ``reaper``
+    (the worker is not its parent); otherwise the worker opens one and reaps the run itself.
+    """
 
     pid: int
     iso: isolation.Isolation
@@ -73,6 +81,8 @@ class Child:
     request_fd: int | None = None
     reply_fd: int | None = None
     log_fd: int | None = None  # valgrind's log, under the instruction meter
+    pidfd: int | None = None
+    reaper: Reaper | None = None
     started: float = field(default_factory=time.monotonic)
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
@@ -87,7 +97,7 @@ class Child:
     def __post_init__(self) -> None:
         # a reply may be as large as the output a run may print, and no larger
         self._frames = protocol.FrameBuffer(limit=self.output_cap + 65536, nesting=protocol.MAX_NESTING)
-        self._pidfd = os.pidfd_open(self.pid)
+        self._pidfd = os.pidfd_open(self.pid) if self.pidfd is None else self.pidfd
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._pidfd, selectors.EVENT_READ)
         for fd in (self.stdout_fd, self.stderr_fd, self.reply_fd, self.log_fd):
@@ -237,7 +247,10 @@ class Child:
         """Wait for the run to end, close every pipe, and account for the cost of all of it."""
         if not self.exited:
             self.kill(self.killed or "ended")
-        _, status, rusage = os.wait4(self.pid, 0)
+        if self.reaper is not None:
+            status, rusage = self.reaper(self.pid)
+        else:
+            _, status, rusage = os.wait4(self.pid, 0)
         wall = time.monotonic() - self.started
         isolation.sweep(self.iso)  # in a container: what the run left running
         if self.killed != "output":

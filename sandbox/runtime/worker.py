@@ -13,6 +13,10 @@ usually need, and then serves frames on stdin/stdout:
 ``end``    stop the job, report the module child's cost, delete the work dir
 ``pin``    from now on, pin every run to one CPU: the ``slot``-th this worker may use
 
+Runs are forked by the worker's fork server (:mod:`.fork_server`) where a run's
+cost does not depend on its parent (a cgroup and a pid namespace per run), else
+by the worker itself; either way the run's first process does :func:`.launch.enter`.
+
 Expected outputs and check code never reach this process: it only runs code
 and reports what happened, so a solution cannot read what it is judged by.
 """
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import gc
 import json
 import math
@@ -31,10 +34,8 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 from . import (
     RUNTIME_MOUNT,
@@ -43,12 +44,15 @@ from . import (
     callgrind,
     harness,
     isolation,
+    launch,
     mounts,
     protocol,
     scratch,
     view,
 )
+from .fork_client import ForkClient
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
+from .launch import RunSpec
 from .supervise import REPLY_PIPE_BYTES, Child, Usage
 
 # Pre-import what the LeetCode prelude pulls in, so forked children get it free.
@@ -57,7 +61,6 @@ exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 PR_SET_DUMPABLE = 4
-MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
 BATCH_REPLY_S = 5.0  # a batch of calls is answered in parts at least this often
 # What a runtime prints when it runs out of memory (Python, C++, Java, Node).
 _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of memory")
@@ -114,6 +117,10 @@ class Worker:
             self.runtime_dir = RUNTIME_MOUNT
         self.accounting = accounting.detect(root=os.geteuid() == 0)
         self.iso.accounting = self.accounting.to_dict()
+        self.forker: ForkClient | None = None
+        if self.accounting.method in ("cgroup-v1", "cgroup-v2") and self.iso.pid_namespace_per_run:
+            self.iso.runs_forked_by = "fork server"  # runs' cost does not depend on their parent
+            self.forker = ForkClient(self.iso)
         if self.iso.unprivileged_uid is None:  # runs share this worker's uid: keep them off its memory
             mounts.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         # In a container (this worker is its pid 1), runs cannot get scratch of their own: it is
@@ -189,6 +196,8 @@ class Worker:
             return {"ok": True, "cpu": None}
         self.cpu = self.cpus[slot % len(self.cpus)]
         os.sched_setaffinity(0, {self.cpu})
+        if self.forker is not None:
+            self.forker.pin({self.cpu})
         return {"ok": True, "cpu": self.cpu}
 
     # -- jobs ------------------------------------------------------------------------
@@ -294,7 +303,7 @@ class Worker:
             return _compile_error(f"{template[0]} not found: the {language.name} "
                                   "toolchain is not installed where the sandbox runs")
         argv = [tool, *fill(template[1:], **values)]
-        child = self._spawn(job, _exec_target(argv, self._env(job)), os.devnull, compile_step=True)
+        child = self._spawn(job, "exec", os.devnull, argv=argv, compile_step=True)
         child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
         usage = child.reap()
         if usage.exit_code == 0:
@@ -312,8 +321,7 @@ class Worker:
         return [self.python, "-s", "-c", boot, *extra]
 
     def _python_syntax(self, job: Job) -> dict[str, Any] | None:
-        path = os.path.join(job.workdir, job.source_file)
-        child = self._spawn(job, lambda: _check_syntax(path), os.devnull, compile_step=True)
+        child = self._spawn(job, "syntax", os.devnull, compile_step=True)
         child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
         usage = child.reap()
         if usage.exit_code == 0:
@@ -321,65 +329,63 @@ class Worker:
         text = child.stderr_tail().strip() or f"syntax check ended with {usage.killed or usage.signal}"
         return _compile_error(text)
 
-    def _target(self, job: Job, module: bool) -> Callable[[], None]:
-        if job.argv is not None:
-            argv = job.argv
-            if job.meter == "instructions":
-                valgrind = find_tool("valgrind", self.tool_path)
-                if valgrind is None:
-                    raise RuntimeError("valgrind is not installed: meter='instructions' needs it")
-                argv = callgrind.argv(valgrind, self.meter_log.path, argv)
-            return _exec_target(argv, self._env(job))
-        env = self._env(job)
-        path = os.path.join(job.workdir, job.source_file)
+    def _target(self, job: Job, module: bool) -> tuple[str, list[str]]:
+        """What a run of the job starts: ``exec`` of its argv (under valgrind with the instruction
+        meter), or its Python file forked from here as a ``module`` or a ``program``."""
+        if job.argv is None:
+            return ("module" if module else "program"), []
+        if job.meter != "instructions":
+            return "exec", job.argv
+        valgrind = find_tool("valgrind", self.tool_path)
+        if valgrind is None:
+            raise RuntimeError("valgrind is not installed: meter='instructions' needs it")
+        return "exec", callgrind.argv(valgrind, self.meter_log.path, job.argv)
 
-        def fork_target() -> None:
-            os.environ.clear()
-            os.environ.update(env)
-            if module:
-                harness.serve_module(path, 3, 4, job.prelude)
-            harness.run_program(path)
+    def _spawn(self, job: Job, target: str, stdin_path: str, argv: list[str] | None = None,
+               compile_step: bool = False, rpc: bool = False, gate: bool = False) -> Child:
+        """Start one run of ``target`` (:class:`.launch.RunSpec`): its pipes, its cgroup, its
+        namespaces, its limits; forked by the fork server when there is one, else from here.
 
-        return fork_target
-
-    def _spawn(self, job: Job, target: Callable[[], None], stdin_path: str,
-               compile_step: bool = False, rpc: bool = False,
-               untimed: Callable[[], None] | None = None) -> Child:
-        """Start one run of ``target``: its pipes, its cgroup, its namespaces, its limits.
-
-        ``untimed`` runs in the child first, as part of the run (its limits, uid, group and
-        memory), but its CPU time is not the run's (:meth:`accounting.RunGroup.untimed`).
+        ``gate``: the run checks the source's syntax first, as part of the run (its limits,
+        uid, group and memory), but its CPU time is not the run's (:meth:`accounting.RunGroup.untimed`).
         """
         under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
-        limits = _child_limits(job, compile_step, under_valgrind)
-        memory = int(job.limits.get("memory_mb", 1024))
-        group = self.accounting.new_run(_group_memory_mb(memory, compile_step, under_valgrind),
-                                        limits.processes, execs=job.argv is not None and not compile_step)
+        spec = RunSpec(target, _child_limits(job, compile_step, under_valgrind), job.workdir,
+                       self._env(job), path=os.path.join(job.workdir, job.source_file),
+                       argv=argv or [], prelude=job.prelude, gate=gate,
+                       deterministic=job.meter == "instructions",
+                       cpus=self.cpus if self.cpu is not None and compile_step else None)
+        memory = _group_memory_mb(int(job.limits.get("memory_mb", 1024)), compile_step, under_valgrind)
+        group = self.accounting.new_run(memory, spec.limits.processes,
+                                        execs=job.argv is not None and not compile_step)
         pipes = _Pipes.open(stdin_path, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
-        isolation.new_pid_namespace_for_next_fork()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            group.adopt(_become_child(pipes.child + group.descriptors)[len(pipes.child):])
-            try:
-                if self.cpu is not None and compile_step:  # runs stay on the worker's CPU
-                    os.sched_setaffinity(0, self.cpus)
-                isolation.prepare_child(self.iso, limits, job.workdir,
-                                        deterministic=job.meter == "instructions")
-                group.join()
-                if untimed is not None:
-                    group.untimed(untimed)
-                target()
-            except BaseException as exc:  # whatever stopped it, say so on the run's stderr
-                os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
-            os._exit(127)
-        isolation.reset_pid_namespace()
+        pidfd, reaper = None, None
+        try:
+            if self.forker is not None:
+                pid, pidfd = self.forker.spawn(spec, pipes.child, group)
+                reaper = self.forker.reap
+            else:
+                pid = self._fork(spec, group, pipes.child)
+        except BaseException:
+            pipes.close()
+            group.close()
+            raise
         group.started(pid)
         for fd in pipes.child:
             os.close(fd)
         cap = int(job.limits.get("output_kb", 8192)) * 1024
         return Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
                      COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
-                     reply_fd=pipes.reply, log_fd=pipes.log)
+                     reply_fd=pipes.reply, log_fd=pipes.log, pidfd=pidfd, reaper=reaper)
+
+    def _fork(self, spec: RunSpec, group: accounting.RunGroup, pipe_fds: list[int]) -> int:
+        """Fork the run from this worker (no fork server): its first process's pid."""
+        isolation.new_pid_namespace_for_next_fork()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            launch.enter(self.iso, spec, group, pipe_fds)
+        isolation.reset_pid_namespace()
+        return pid
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
@@ -391,7 +397,8 @@ class Worker:
         with open(stdin_path, "w", encoding="utf-8", errors="surrogatepass") as handle:
             handle.write(stdin)
         os.chmod(stdin_path, 0o600)
-        child = self._spawn(job, self._target(job, module=False), stdin_path)
+        target, argv = self._target(job, module=False)
+        child = self._spawn(job, target, stdin_path, argv=argv)
         child.pump(time.monotonic() + job.time_limit)
         usage = child.reap()
         report = self._report(job, child, usage)
@@ -438,24 +445,23 @@ class Worker:
         return self._startup[key]
 
     def _probe_once(self, probe: Job) -> tuple[Usage, int | None]:
+        target, argv = self._target(probe, module=probe.kind == "module")
         if probe.kind == "module":
-            child = self._spawn(probe, self._target(probe, module=True), os.devnull, rpc=True)
+            child = self._spawn(probe, target, os.devnull, argv=argv, rpc=True)
             child.pump(time.monotonic() + probe.time_limit, want_frame=True)
             child.close_requests()
             child.pump(time.monotonic() + probe.time_limit)
         else:
-            child = self._spawn(probe, self._target(probe, module=False), os.devnull)
+            child = self._spawn(probe, target, os.devnull, argv=argv)
             child.pump(time.monotonic() + probe.time_limit)
         usage = child.reap()
         return usage, callgrind.count(bytes(child.log))
 
     # -- module jobs ---------------------------------------------------------------------
     def _start_module(self, job: Job) -> dict[str, Any]:
-        gate = None
-        if job.argv is None:  # the syntax check _compile left to this child, before the module loads
-            path = os.path.join(job.workdir, job.source_file)
-            gate = functools.partial(_syntax_gate, path, MODULE_REPLY_FD)
-        child = self._spawn(job, self._target(job, module=True), os.devnull, rpc=True, untimed=gate)
+        target, argv = self._target(job, module=True)
+        # the syntax check _compile left to this child, before the module loads
+        child = self._spawn(job, target, os.devnull, argv=argv, rpc=True, gate=job.argv is None)
         job.module = child
         hello = child.pump(time.monotonic() + job.time_limit, want_frame=True)
         if hello is not None and hello.get("ok"):
@@ -624,6 +630,12 @@ class _Pipes:
             pipes.child += [req_r, rep_w]
         return pipes
 
+    def close(self) -> None:
+        """Close every end, the child's and the worker's (a run that could not be started)."""
+        for fd in [*self.child, self.stdout, self.stderr, self.request, self.reply, self.log]:
+            if fd is not None:
+                os.close(fd)
+
 
 def _child_limits(job: Job, compile_step: bool, under_valgrind: bool) -> isolation.ChildLimits:
     """The rlimits of one run: a compiler's, or the solution's under the job's limits."""
@@ -648,56 +660,6 @@ def _group_memory_mb(memory_mb: int, compile_step: bool, under_valgrind: bool) -
 
 def _compile_error(message: str) -> dict[str, Any]:
     return {"ok": False, "status": "compile_error", "message": message.strip()[-4000:]}
-
-
-def _syntax_error(path: str) -> str | None:
-    """What compiling the Python file says is wrong with it, as Python prints it; None if nothing."""
-    with open(path, encoding="utf-8") as handle:
-        source = handle.read()
-    try:
-        compile(source, path, "exec")
-    except (SyntaxError, ValueError) as exc:  # a SyntaxError shows its line and where in it
-        if isinstance(exc, SyntaxError):
-            exc.filename = os.path.basename(path)
-        return "".join(traceback.format_exception_only(type(exc), exc))
-    return None
-
-
-def _check_syntax(path: str) -> None:
-    """The syntax-check child: the error on stderr and exit status 1, or exit status 0."""
-    error = _syntax_error(path)
-    if error is not None:
-        os.write(2, error.encode())
-        os._exit(1)
-    os._exit(0)
-
-
-def _syntax_gate(path: str, reply_fd: int) -> None:
-    """In a module job's child, before the solution loads: if the file does not compile, send
-    the compile error the syntax-check child would have printed, as the child's first frame, and exit."""
-    try:
-        error = _syntax_error(path)
-    except BaseException as exc:  # what _spawn says of a child that fails before its target
-        error = f"sandbox: could not start the solution: {exc!r}\n"
-    if error is not None:
-        protocol.write_frame_fd(reply_fd, {"ok": False, "compile_error": error})
-        os._exit(1)
-
-
-def _exec_target(argv: list[str], env: dict[str, str]) -> Callable[[], NoReturn]:
-    def target() -> NoReturn:
-        os.execve(argv[0], argv, env)  # nosec B606 - the job's own argv, in the sandboxed child
-
-    return target
-
-
-def _become_child(fds: list[int]) -> list[int]:
-    """Place the child's descriptors at 0, 1, 2, ... in order, close every other one; return them."""
-    moved = [os.dup2(fd, 100 + index) for index, fd in enumerate(fds)]
-    for index, fd in enumerate(moved):
-        os.dup2(fd, index)
-    os.closerange(len(fds), 1 << 16)
-    return list(range(len(fds)))
 
 
 def main() -> None:
@@ -726,6 +688,8 @@ def main() -> None:
             reply = {"ok": False, "error": f"worker error: {exc!r}", "worker_error": True}
         protocol.write_frame(stdout, reply)
     worker.end()
+    if worker.forker is not None:
+        worker.forker.close()
     worker.accounting.close()
     shutil.rmtree(worker._root, ignore_errors=True)
 

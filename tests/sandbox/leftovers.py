@@ -12,6 +12,8 @@ never fail the check:
 * **files and folders owned by a sandbox uid** (>= 100000) anywhere under
   /tmp, /var/tmp and /dev/shm: a sandbox keeps a solution's writes on private
   mounts, so such a file on the host escaped.
+* **fork servers** (a worker's root helper that forks its runs) whose worker is
+  gone: each must end with its worker.
 * **``rewardkit-*`` work roots** directly under those folders whose worker
   process is gone (a worker without a private /tmp makes one; the worker's pid
   is read from the name when the name carries one).
@@ -38,6 +40,7 @@ import psutil
 SANDBOX_UID_BASE = 100000
 SCRATCH_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")  # nosec B108 - looked at, never written
 WORKER_MARK = "runtime.worker import main"  # in the argv of every sandbox worker
+FORK_SERVER_MARK = "runtime.fork_server import main"  # in the argv of every worker's fork server
 DOCKER_LABEL = "rewardkit=sandbox"
 _ROOT_PID = re.compile(r"^rewardkit-w?(\d+)(?:-.*)?$")
 
@@ -64,6 +67,15 @@ def sandbox_workers() -> set[int]:
     for proc in psutil.process_iter(["cmdline"]):
         if WORKER_MARK in " ".join(proc.info["cmdline"] or ()):
             found.add(proc.pid)
+    return found
+
+
+def fork_servers() -> dict[tuple[int, float], int]:
+    """Every live fork server on the machine, ours or not: (pid, start time) -> its parent's pid."""
+    found = {}
+    for proc in psutil.process_iter(["cmdline", "create_time", "ppid"]):
+        if FORK_SERVER_MARK in " ".join(proc.info["cmdline"] or ()):
+            found[(proc.pid, proc.info["create_time"] or 0.0)] = proc.info["ppid"]
     return found
 
 
@@ -175,12 +187,13 @@ class Snapshot:
     files: dict[tuple[str, int], int] = field(default_factory=dict)
     roots: dict[str, int | None] = field(default_factory=dict)
     container_ids: dict[str, str] = field(default_factory=dict)
+    servers: dict[tuple[int, float], int] = field(default_factory=dict)
 
     @classmethod
     def take(cls, containers: bool = False) -> Snapshot:
         """Record the sandbox's traces now (containers too when ``containers``)."""
         return cls(containers, sandbox_uid_processes(), sandbox_owned_files(), work_roots(),
-                   sandbox_containers() if containers else {})
+                   sandbox_containers() if containers else {}, fork_servers())
 
     def leftovers(self) -> list[str]:
         """What our sandboxes left since the snapshot, one line each."""
@@ -198,6 +211,9 @@ class Snapshot:
             worker = _worker_of(uid)
             if worker in ours or not psutil.pid_exists(worker):
                 found.append(f"file {path} (uid {uid})")
+        for key, parent in fork_servers().items():
+            if key not in self.servers and parent not in workers:
+                found.append(f"fork server {key[0]} without its worker (parent {parent})")
         for path, pid in work_roots().items():
             if path in self.roots:
                 continue

@@ -88,30 +88,33 @@ def _spin(seconds: float) -> None:
         pass
 
 
-def _shared_pages() -> int:
-    """How many anonymous shared mappings this process has (an mmap(-1, n) shows as /dev/zero)."""
-    with open("/proc/self/maps", encoding="ascii") as maps:
-        return sum("/dev/zero" in line for line in maps)
+def _closed(fd: int) -> bool:
+    """Whether descriptor ``fd`` is closed in this process."""
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 def _charged(group: accounting.RunGroup) -> float:
     """CPU seconds charged to a run that spins 0.3 s untimed, then 0.05 s as the run.
 
-    The run's process exits with status 3 if it still maps the page the figure crossed in.
+    The run's process exits with status 3 if it still holds the pipe the figure crossed in.
     """
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         status = 1
         try:
+            figure = group.descriptors[-1]  # the write end of the untimed figure's pipe
             group.join()
-            before = _shared_pages()
             group.untimed(lambda: _spin(0.3))
-            status = 0 if _shared_pages() == before - 1 else 3
+            status = 0 if _closed(figure) else 3
             _spin(0.05)
         finally:
             os._exit(status)
     status, rusage = reap_sampling(group, pid, every_s=0.005)
-    assert os.waitstatus_to_exitcode(status) == 0, "the run could still reach the shared page"
+    assert os.waitstatus_to_exitcode(status) == 0, "the run could still write the untimed figure"
     cost = group.finish(rusage)
     group.close()
     return cost.cpu_s

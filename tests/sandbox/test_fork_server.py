@@ -1,0 +1,127 @@
+"""Runs forked by the worker's fork server (:mod:`rewardkit.sandbox.runtime.fork_server`).
+
+Where a run has a cgroup and a pid namespace of its own, its first process is
+forked by a small helper of the worker rather than by the worker: its cost
+does not depend on its parent, and the worker's pages are no longer copied for
+every run.  What must hold: the run is the server's child and holds none of the
+server's descriptors; the server ends with its worker, and its runs with it; a
+server that dies costs at most one job an infrastructure fault, never a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+
+import psutil
+import pytest
+from leftovers import FORK_SERVER_MARK, Snapshot, assert_clean
+from test_worker_faults import (
+    ADD,
+    ADD_CODE,
+    SUITES,
+    assert_fault,
+    end_process,
+    find_process,
+    gone,
+    new_tag,
+    run_in_background,
+    sleeper,
+    worker_of,
+)
+
+from rewardkit.sandbox import Sandbox, Status, TestSuite
+
+# the descriptors a module run's first process holds: stdin, stdout, stderr, requests, replies
+FDS = TestSuite.from_dict({"mode": "call", "entry_point": "fds",
+                           "cases": [{"args": [], "expected": [0, 1, 2, 3, 4]}]})
+FDS_CODE = ("import os\n"
+            "def fds():  # the descriptor listdir held is closed by the time exists() looks\n"
+            "    names = os.listdir('/proc/self/fd')\n"
+            "    return sorted(int(n) for n in names if os.path.exists(f'/proc/self/fd/{n}'))\n")
+
+
+@contextlib.contextmanager
+def forking_sandbox() -> Iterator[Sandbox]:
+    """A one-worker local sandbox whose runs a fork server forks (skip where they cannot be)."""
+    with Sandbox(workers=1) as sb:
+        forked_by = sb.isolation.get("runs_forked_by")
+        if forked_by != "fork server":
+            pytest.skip(f"runs are forked by the {forked_by} here (no cgroup or pid namespace per run)")
+        yield sb
+
+
+def fork_server_of(worker: psutil.Process) -> psutil.Process:
+    """The worker's fork server."""
+    servers = [p for p in worker.children() if FORK_SERVER_MARK in " ".join(p.cmdline())]
+    assert len(servers) == 1, f"worker {worker.pid} has {len(servers)} fork servers"
+    return servers[0]
+
+
+def test_a_run_is_the_fork_servers_child_and_holds_only_its_own_pipes() -> None:
+    tag = new_tag()
+    with forking_sandbox() as sb:
+        held = sb.run(FDS_CODE, FDS)
+        assert held.passed, held.feedback
+        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
+        solution = find_process(tag)
+        try:
+            worker = worker_of(solution)
+            server = fork_server_of(worker)
+            assert solution.ppid() == server.pid
+            assert server.uids().real == 0 and solution.uids().real != 0
+            solution.kill()
+            assert not future.result(timeout=60).passed
+        finally:
+            pool.shutdown()
+            end_process(solution)
+
+
+def test_the_fork_server_and_its_runs_end_with_their_worker() -> None:
+    before, tag = Snapshot.take(), new_tag()
+    with forking_sandbox() as sb:
+        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
+        solution = find_process(tag)
+        try:
+            worker = worker_of(solution)
+            server = fork_server_of(worker)
+            worker.send_signal(signal.SIGKILL)
+            assert_fault(future.result(timeout=60), "call")
+            assert gone(server) and gone(solution)
+        finally:
+            pool.shutdown()
+            end_process(solution)
+        assert sb.run(ADD_CODE, ADD).passed  # on a fresh worker, with a fresh fork server
+    assert_clean(before)
+
+
+def test_a_fork_server_killed_between_jobs_costs_no_job() -> None:
+    """The next job's first request fails before the job has begun: it is tried again on a
+    fresh worker, and passes."""
+    with forking_sandbox() as sb:
+        assert sb.run(ADD_CODE, ADD).passed
+        workers = [p for p in psutil.Process().children() if "runtime.worker" in " ".join(p.cmdline())]
+        server = fork_server_of(workers[-1])
+        server.kill()
+        assert gone(server)
+        result = sb.run(ADD_CODE, ADD)
+        assert result.passed, result.feedback
+
+
+def test_a_fork_server_killed_during_a_run_is_the_infrastructures_fault() -> None:
+    """The run dies with its server; the job is ``sandbox_error`` (no partial score, no verdict
+    on the code) and the next job runs on a fresh worker."""
+    tag = new_tag()
+    with forking_sandbox() as sb:
+        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
+        solution = find_process(tag)
+        try:
+            fork_server_of(worker_of(solution)).kill()
+            result = future.result(timeout=60)
+        finally:
+            pool.shutdown()
+            end_process(solution)
+        assert result.status == Status.SANDBOX_ERROR, (result.status, result.feedback)
+        assert "fork server" in result.feedback, result.feedback
+        assert sb.run(ADD_CODE, ADD).passed
