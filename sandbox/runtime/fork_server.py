@@ -102,7 +102,7 @@ def enter_spawned(iso: isolation.Isolation, sock: socket.socket, body: bytes, fd
     try:
         pidfd = os.pidfd_open(os.getpid())  # this process, in its own pid namespace
         socket.send_fds(sock, [b'{"ok": true}'], [pidfd])
-    except BaseException:
+    except BaseException:  # a forked child never returns to the server's loop
         os._exit(127)  # the worker's wait for the answer times out
     try:
         request = json.loads(body)
@@ -110,7 +110,7 @@ def enter_spawned(iso: isolation.Isolation, sock: socket.socket, body: bytes, fd
         pipes, joins = int(request["pipes"]), int(request["joins"])
         if len(fds) != pipes + joins:
             raise ValueError(f"{len(fds)} descriptors for {pipes} pipes and {joins} of the group")
-    except Exception as exc:
+    except BaseException as exc:  # a forked child never returns to the server's loop
         if len(fds) > 2:
             os.write(fds[2], f"sandbox: could not start the solution: {exc!r}\n".encode())
         os._exit(127)
@@ -130,7 +130,7 @@ def serve(sock: socket.socket, server: Server) -> None:
         reply: bytes | None
         try:
             reply, sent = server.handle(request, fds)
-        except Exception as exc:  # a failed request is answered; the server goes on
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # answered; the server goes on
             reply = json.dumps({"ok": False, "error": repr(exc)}).encode()
         finally:
             for fd in fds:
@@ -153,10 +153,10 @@ def main() -> None:
     iso = isolation.Isolation.from_dict(setup["iso"])
     if not isolation.pid_namespace_per_run_works():
         raise SystemExit("fork server: no pid namespace per run here")
-    sock = socket.socket(fileno=int(setup["fd"]))
-    gc.collect()
-    gc.freeze()  # runs then copy fewer pages
-    serve(sock, Server(iso, sock))
+    with socket.socket(fileno=int(setup["fd"])) as sock:
+        gc.collect()
+        gc.freeze()  # runs then copy fewer pages
+        serve(sock, Server(iso, sock))
 
 
 if __name__ == "__main__":

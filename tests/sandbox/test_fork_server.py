@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import psutil
 import pytest
+from killer import children_with, command_line
 from leftovers import FORK_SERVER_MARK, Snapshot, assert_clean
 from test_worker_faults import (
     ADD,
@@ -54,7 +55,7 @@ def forking_sandbox() -> Iterator[Sandbox]:
 
 def fork_server_of(worker: psutil.Process) -> psutil.Process:
     """The worker's fork server."""
-    servers = [p for p in worker.children() if FORK_SERVER_MARK in " ".join(p.cmdline())]
+    servers = [p for p in worker.children() if FORK_SERVER_MARK in " ".join(command_line(p))]
     assert len(servers) == 1, f"worker {worker.pid} has {len(servers)} fork servers"
     return servers[0]
 
@@ -99,10 +100,11 @@ def test_the_fork_server_and_its_runs_end_with_their_worker() -> None:
 def test_a_fork_server_killed_between_jobs_costs_no_job() -> None:
     """The next job's first request fails before the job has begun: it is tried again on a
     fresh worker, and passes."""
+    others = {p.pid for p in children_with("runtime.worker import main")}  # other tests' sandboxes
     with forking_sandbox() as sb:
         assert sb.run(ADD_CODE, ADD).passed
-        workers = [p for p in psutil.Process().children() if "runtime.worker" in " ".join(p.cmdline())]
-        server = fork_server_of(workers[-1])
+        [worker] = [p for p in children_with("runtime.worker import main") if p.pid not in others]
+        server = fork_server_of(worker)
         server.kill()
         assert gone(server)
         result = sb.run(ADD_CODE, ADD)

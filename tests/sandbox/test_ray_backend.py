@@ -82,8 +82,8 @@ def kill_ray_worker_of_long_job(min_age_s: float = 1.0) -> psutil.Process:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         for worker in ray_sandbox_workers():
-            try:
-                runs = worker.children()
+            try:  # a run is the worker's child, or its fork server's; it runs as a sandbox uid
+                runs = [p for p in worker.children(recursive=True) if p.uids().real != 0]
                 if any(time.time() - child.create_time() > min_age_s for child in runs):
                     ray_worker = worker.parent()
                     assert ray_worker is not None
