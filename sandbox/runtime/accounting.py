@@ -75,13 +75,24 @@ class RunCost:
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="ascii") as handle:
-        return handle.read()
+    """A cgroup or /proc file's text, read with plain system calls (a run reads several)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode("ascii")
+    finally:
+        os.close(fd)
 
 
 def _write(path: str, value: str) -> None:
-    with open(path, "w", encoding="ascii") as handle:
-        handle.write(value)
+    """Write a cgroup control file (it exists; the kernel takes the value in one write)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode("ascii"))
+    finally:
+        os.close(fd)
 
 
 def _read_int(path: str) -> int | None:
