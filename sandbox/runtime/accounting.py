@@ -340,7 +340,10 @@ class RunGroup:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Release the group (every process of the run has ended)."""
+        """Release the group (every process of the run has ended, or none started)."""
+        for fd in self._fds:  # a run that never started leaves its join descriptors here
+            os.close(fd)
+        self._fds.clear()
         self._untimed.close()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import boot_code, isolation
 from .accounting import RunGroup
-from .fork_server import MAX_FDS, MESSAGE_BYTES, REAP, SPAWN
+from .fork_server import HELLO, MAX_FDS, MESSAGE_BYTES, REAP, SPAWN
 from .launch import RunSpec
 
 ANSWER_S = 30.0  # the fork server (or a run it spawned) answers a request within this
@@ -36,7 +36,11 @@ class ForkClient:
         self._sock = ours
         self._sock.settimeout(ANSWER_S)
         self.pid = self.process.pid
-        self._ask(REAP, {"pid": -1}, expect_ok=False)  # answers once the server is ready
+        try:
+            self._ask(HELLO, {})  # answered once the server is ready
+        except ForkServerError:
+            self.close()
+            raise
 
     def spawn(self, spec: RunSpec, pipe_fds: list[int], group: RunGroup) -> tuple[int, int]:
         """Fork a run of ``spec`` with these pipes and group; its pid and a pidfd (ours to close)."""
@@ -61,12 +65,16 @@ class ForkClient:
         os.sched_setaffinity(self.pid, cpus)
 
     def close(self) -> None:
-        """Stop the server (it ends when its socket closes) and wait for it."""
+        """Stop the server (it ends when its socket closes, or is killed past that) and wait for it."""
         self._sock.close()
-        self.process.wait()
+        try:
+            self.process.wait(ANSWER_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
-    def _ask(self, op: bytes, message: dict[str, Any], fds: list[int] | None = None,
-             expect_ok: bool = True) -> tuple[dict[str, Any], list[int]]:
+    def _ask(self, op: bytes, message: dict[str, Any],
+             fds: list[int] | None = None) -> tuple[dict[str, Any], list[int]]:
         try:
             socket.send_fds(self._sock, [op + json.dumps(message).encode()], fds or [])
             data, received, _, _ = socket.recv_fds(self._sock, MESSAGE_BYTES, MAX_FDS)
@@ -75,7 +83,7 @@ class ForkClient:
         if not data:
             raise ForkServerError(f"the fork server is gone (exit status {self.process.poll()})")
         reply = json.loads(data)
-        if expect_ok and not reply.get("ok"):
+        if not reply.get("ok"):
             for fd in received:
                 os.close(fd)
             raise ForkServerError(f"the fork server refused {op!r}: {reply.get('error')}")

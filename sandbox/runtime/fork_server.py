@@ -10,7 +10,8 @@ run starts from a smaller image.
 
 The worker (:mod:`.fork_client`) starts it in its own namespaces and talks to it
 over a socket pair, one request and one reply at a time: a byte that says what
-is asked, a JSON object and descriptors alongside:
+is asked, a JSON object and descriptors alongside (``H``, hello, is answered once
+the server is ready):
 
 ``S``  spawn: ``spec`` (:class:`.launch.RunSpec`), with the run's pipes and its group's
        descriptors (:attr:`.RunGroup.descriptors`): fork the run in a fresh pid namespace;
@@ -45,7 +46,7 @@ MAX_FDS = 16  # descriptors that come with a request
 exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
 
 
-SPAWN, REAP = b"S", b"R"  # a request is one of these bytes, then a JSON object
+HELLO, SPAWN, REAP = b"H", b"S", b"R"  # a request is one of these bytes, then a JSON object
 
 
 class Server:
@@ -64,6 +65,8 @@ class Server:
         """Answer one request: a JSON reply and the descriptors to send with it (None: the
         spawned run answers for itself)."""
         op, body = request[:1], request[1:]
+        if op == HELLO:
+            return b'{"ok": true}', []
         if op == SPAWN:
             return self.spawn(body, fds)
         if op == REAP:

@@ -50,7 +50,7 @@ from . import (
     scratch,
     view,
 )
-from .fork_client import ForkClient
+from .fork_client import ForkClient, ForkServerError
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .launch import RunSpec
 from .supervise import REPLY_PIPE_BYTES, Child, Usage
@@ -117,10 +117,7 @@ class Worker:
             self.runtime_dir = RUNTIME_MOUNT
         self.accounting = accounting.detect(root=os.geteuid() == 0)
         self.iso.accounting = self.accounting.to_dict()
-        self.forker: ForkClient | None = None
-        if self.accounting.method in ("cgroup-v1", "cgroup-v2") and self.iso.pid_namespace_per_run:
-            self.iso.runs_forked_by = "fork server"  # runs' cost does not depend on their parent
-            self.forker = ForkClient(self.iso)
+        self.forker = self._fork_server()
         if self.iso.unprivileged_uid is None:  # runs share this worker's uid: keep them off its memory
             mounts.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         # In a container (this worker is its pid 1), runs cannot get scratch of their own: it is
@@ -143,6 +140,20 @@ class Worker:
         self._meter_log: callgrind.LogFifo | None = None
         self.cpus = sorted(os.sched_getaffinity(0))  # the CPUs this worker was started with
         self.cpu: int | None = None  # the CPU this worker and every run are pinned to (the ``pin`` op)
+
+    def _fork_server(self) -> ForkClient | None:
+        """A fork server for this worker's runs, where a run's cost does not depend on its parent
+        (a cgroup and a pid namespace per run); None (runs forked here) elsewhere, or when it
+        cannot start, which the isolation notes say."""
+        if self.accounting.method not in ("cgroup-v1", "cgroup-v2") or not self.iso.pid_namespace_per_run:
+            return None
+        try:
+            server = ForkClient(self.iso)
+        except (OSError, ForkServerError) as exc:
+            self.iso.notes.append(f"no fork server ({exc}): runs are forked by the worker")
+            return None
+        self.iso.runs_forked_by = "fork server"
+        return server
 
     @property
     def meter_log(self) -> callgrind.LogFifo:

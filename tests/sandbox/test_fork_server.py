@@ -5,13 +5,17 @@ forked by a small helper of the worker rather than by the worker: its cost
 does not depend on its parent, and the worker's pages are no longer copied for
 every run.  What must hold: the run is the server's child and holds none of the
 server's descriptors; the server ends with its worker, and its runs with it; a
-server that dies costs at most one job an infrastructure fault, never a verdict.
+server that dies costs at most one job an infrastructure fault, never a verdict; a
+worker whose server cannot start forks its runs itself and says so.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import psutil
@@ -127,3 +131,35 @@ def test_a_fork_server_killed_during_a_run_is_the_infrastructures_fault() -> Non
         assert result.status == Status.SANDBOX_ERROR, (result.status, result.feedback)
         assert "fork server" in result.feedback, result.feedback
         assert sb.run(ADD_CODE, ADD).passed
+
+
+# Drives a real worker in a process of its own (it enters namespaces) whose fork server cannot start.
+REFUSED = """
+import json
+from rewardkit.sandbox.backends.local import SOURCES_DIR
+from rewardkit.sandbox.packages import package_paths
+from rewardkit.sandbox.runtime import fork_client, protocol, worker
+
+def refuse(iso):
+    raise fork_client.ForkServerError("refused for the test")
+
+worker.ForkClient = refuse
+w = worker.Worker("", package_paths(["sortedcontainers"]), [SOURCES_DIR])
+w.handle({"op": "begin", "code": "def add(a, b):\\n    return a + b\\n", "kind": "module",
+          "limits": {"time_s": 5}})
+reply = w.handle({"op": "call", "name": "add", "args": protocol.encode_value([1, 2])})
+w.handle({"op": "end"})
+w.accounting.close()
+print(json.dumps({"by": w.iso.runs_forked_by, "notes": w.iso.notes, "value": reply.get("value"),
+                  "accounting": w.accounting.method, "pid_ns": w.iso.pid_namespace_per_run}))
+"""
+
+
+def test_a_worker_whose_fork_server_cannot_start_forks_its_runs_itself() -> None:
+    done = subprocess.run([sys.executable, "-c", REFUSED], capture_output=True, text=True,
+                          timeout=120, check=True)  # nosec B603 - fixed argv
+    out = json.loads(done.stdout.splitlines()[-1])
+    if not (out["accounting"].startswith("cgroup") and out["pid_ns"]):
+        pytest.skip(f"no fork server here in any case ({out['accounting']}, pid namespaces {out['pid_ns']})")
+    assert out["by"] == "worker" and out["value"] == 3, out
+    assert any("no fork server (refused for the test)" in note for note in out["notes"]), out
