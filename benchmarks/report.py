@@ -144,10 +144,12 @@ def _plots(report: dict[str, Any], out: Path) -> list[Path]:
 def _metric_bars(plt: Any, report: dict[str, Any], path: Path) -> Path:
     names = [n for n in PLOTTED if n in report["metrics"]]
     values = [report["metrics"][n]["value"] for n in names]
-    errors = [[v - report["metrics"][n]["ci95"][0] for n, v in zip(names, values, strict=True)],
-              [report["metrics"][n]["ci95"][1] - v for n, v in zip(names, values, strict=True)]]
+    lows, highs = zip(*(report["metrics"][n]["ci95"] for n in names), strict=True) if names else ((), ())
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.bar(names, values, yerr=errors, capsize=4, color="#4c72b0")
+    ax.bar(names, values, color="#4c72b0")
+    # the interval as it is: the k-draw bootstrap's need not hold the value (no yerr around it)
+    ax.vlines(range(len(names)), lows, highs, colors="black")
+    ax.scatter(list(range(len(names))) * 2, [*lows, *highs], marker="_", s=120, color="black")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("value (95% bootstrap CI)")
     ax.set_title(f"rewardkit benchmark: {report.get('dataset', '')}")

@@ -9,6 +9,7 @@ import pytest
 
 from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem, Reference
+from rewardkit.benchmarks.report import write_report
 from rewardkit.benchmarks.runner import SampleResult, sample_values
 from rewardkit.benchmarks.summary import summarise
 from rewardkit.cli import main
@@ -106,3 +107,19 @@ def test_bench_errors_exit_2(record: dict[str, str], tmp_path: Path,
     assert main(["bench", "--solutions", str(path), "--out", str(tmp_path / "o")]) == 2
     assert "rewardkit bench: " in capsys.readouterr().err
     assert main(["bench", "--out", str(tmp_path / "o")]) == 2  # no solutions given
+
+
+def test_the_report_plots_a_ci_that_leaves_out_its_value(tmp_path: Path) -> None:
+    """The appendix-G.1 bootstrap draws k samples per problem, not each problem's own count, so
+    its 95% interval need not hold the mean of all samples (a measured Beyond-T at the edge of a
+    problem's references did, now and then): ``rewardkit bench`` failed with matplotlib's "'yerr'
+    must not contain negative values" instead of writing its report."""
+    pytest.importorskip("matplotlib")
+    with_refs = _problem([1.0, 2.0, 3.0, 4.0])
+    results = [_sample(True, 2.5), _sample(False, 1.0)]
+    for r in results:
+        r.values = sample_values(r, with_refs)
+    report = {"dataset": "toy", "repeats": 1, "evaluations": 1, **summarise([with_refs], results)}
+    report["metrics"]["beyond_t"]["ci95"] = [0.3, 0.5]  # value 0.25: below its interval
+    plot = tmp_path / "report" / "metrics.png"
+    assert plot in write_report(report, tmp_path / "report") and plot.stat().st_size > 0
