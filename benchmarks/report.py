@@ -144,7 +144,8 @@ def _plots(report: dict[str, Any], out: Path) -> list[Path]:
 def _metric_bars(plt: Any, report: dict[str, Any], path: Path) -> Path:
     names = [n for n in PLOTTED if n in report["metrics"]]
     values = [report["metrics"][n]["value"] for n in names]
-    lows, highs = zip(*(report["metrics"][n]["ci95"] for n in names), strict=True) if names else ((), ())
+    lows = [report["metrics"][n]["ci95"][0] for n in names]
+    highs = [report["metrics"][n]["ci95"][1] for n in names]
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.bar(names, values, color="#4c72b0")
     # the interval as it is: the k-draw bootstrap's need not hold the value (no yerr around it)

@@ -34,17 +34,13 @@ import socket
 import sys
 from typing import Any, NoReturn
 
-from . import harness, isolation, launch
+from . import isolation, launch
 from .accounting import RunGroup
 from .mounts import libc
 
 PR_SET_PDEATHSIG = 1
 MESSAGE_BYTES = 1 << 16  # a request or reply is at most this long
 MAX_FDS = 16  # descriptors that come with a request
-
-# Pre-import what the LeetCode prelude pulls in, so forked runs get it free (as the worker does).
-exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
-
 
 HELLO, SPAWN, REAP = b"H", b"S", b"R"  # a request is one of these bytes, then a JSON object
 
@@ -75,12 +71,7 @@ class Server:
 
     def spawn(self, body: bytes, fds: list[int]) -> tuple[None, list[int]]:
         """Fork one run of the ``spec`` in ``body``; the run sends the reply (:func:`enter_spawned`)."""
-        isolation.new_pid_namespace_for_next_fork()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            enter_spawned(self.iso, self.sock, body, fds)
-        isolation.reset_pid_namespace()
-        self.runs.add(pid)
+        self.runs.add(isolation.fork_run(lambda: enter_spawned(self.iso, self.sock, body, fds)))
         return None, []
 
     def reap(self, pid: int) -> dict[str, Any]:
@@ -115,7 +106,7 @@ def enter_spawned(iso: isolation.Isolation, sock: socket.socket, body: bytes, fd
             raise ValueError(f"{len(fds)} descriptors for {pipes} pipes and {joins} of the group")
     except BaseException as exc:  # a forked child never returns to the server's loop
         if len(fds) > 2:
-            os.write(fds[2], f"sandbox: could not start the solution: {exc!r}\n".encode())
+            os.write(fds[2], launch.could_not_start(exc).encode())
         os._exit(127)
     launch.enter(iso, spec, RunGroup.forked(fds[pipes:]), fds[:pipes])
 

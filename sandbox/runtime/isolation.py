@@ -15,8 +15,9 @@ import errno
 import os
 import resource
 import signal
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from . import view as view_module
 from .mounts import (
@@ -162,6 +163,17 @@ def reset_pid_namespace() -> None:
     """Make later forks stay in the worker's own pid namespace again."""
     if _own_pid_ns is not None:
         check(libc.setns(_own_pid_ns, CLONE_NEWPID), "setns")
+
+
+def fork_run(child: Callable[[], NoReturn]) -> int:
+    """Fork a run's first process, in a fresh pid namespace when there are such, where it
+    does ``child`` (which never returns); the pid, in this process."""
+    new_pid_namespace_for_next_fork()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        child()
+    reset_pid_namespace()
+    return pid
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from . import harness, isolation, protocol
@@ -23,6 +23,9 @@ from .accounting import RunGroup
 
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
 TARGETS = ("exec", "program", "module", "syntax")
+
+# Pre-import what the LeetCode prelude pulls in, so forked runs get it free (whoever forks them).
+exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
 
 
 @dataclass
@@ -48,8 +51,8 @@ class RunSpec:
     cpus: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data, for the fork server's request."""
-        return asdict(self)
+        """Plain data, for the fork server's request (a shallow copy: this is on every run's path)."""
+        return {**vars(self), "limits": vars(self.limits)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
@@ -71,8 +74,13 @@ def enter(iso: isolation.Isolation, spec: RunSpec, group: RunGroup, pipe_fds: li
         group.untimed((lambda: _syntax_gate(spec.path, MODULE_REPLY_FD)) if spec.gate else None)
         _start(spec)
     except BaseException as exc:  # whatever stopped it, say so on the run's stderr
-        os.write(2, f"sandbox: could not start the solution: {exc!r}\n".encode())
+        os.write(2, could_not_start(exc).encode())
     os._exit(127)
+
+
+def could_not_start(exc: BaseException) -> str:
+    """What a run says on its stderr when ``exc`` stopped it before the solution started."""
+    return f"sandbox: could not start the solution: {exc!r}\n"
 
 
 def _start(spec: RunSpec) -> None:
@@ -124,7 +132,7 @@ def _syntax_gate(path: str, reply_fd: int) -> None:
     try:
         error = _syntax_error(path)
     except BaseException as exc:  # what enter() says of a child that fails before its target
-        error = f"sandbox: could not start the solution: {exc!r}\n"
+        error = could_not_start(exc)
     if error is not None:
         protocol.write_frame_fd(reply_fd, {"ok": False, "compile_error": error})
         os._exit(1)

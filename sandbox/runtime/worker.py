@@ -42,7 +42,6 @@ from . import (
     accounting,
     boot_code,
     callgrind,
-    harness,
     isolation,
     launch,
     mounts,
@@ -54,9 +53,6 @@ from .fork_client import ForkClient, ForkServerError
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .launch import RunSpec
 from .supervise import REPLY_PIPE_BYTES, Child, Usage
-
-# Pre-import what the LeetCode prelude pulls in, so forked children get it free.
-exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
@@ -376,7 +372,7 @@ class Worker:
                 pid, pidfd = self.forker.spawn(spec, pipes.child, group)
                 reaper = self.forker.reap
             else:
-                pid = self._fork(spec, group, pipes.child)
+                pid = isolation.fork_run(lambda: launch.enter(self.iso, spec, group, pipes.child))
         except BaseException:
             pipes.close()
             group.close()
@@ -388,15 +384,6 @@ class Worker:
         return Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
                      COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
                      reply_fd=pipes.reply, log_fd=pipes.log, pidfd=pidfd, reaper=reaper)
-
-    def _fork(self, spec: RunSpec, group: accounting.RunGroup, pipe_fds: list[int]) -> int:
-        """Fork the run from this worker (no fork server): its first process's pid."""
-        isolation.new_pid_namespace_for_next_fork()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            launch.enter(self.iso, spec, group, pipe_fds)
-        isolation.reset_pid_namespace()
-        return pid
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
