@@ -18,23 +18,26 @@ from __future__ import annotations
 
 import builtins
 import collections
-import dis
+import contextlib
 import functools
 import json
 import keyword
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import CodeType
 from typing import Any, NamedTuple, Protocol
 
 from . import rust_tests
+from .check_code import CheckCode, check_code
+from .check_random import check_builtins
 from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
 from .prefetch import opening_calls
 from .referee import Referee
+from .rehearsal import Rehearsal, rehearse
 from .runtime import protocol
 from .runtime.apps import apps_program
 from .runtime.languages import resolve_language
@@ -143,13 +146,25 @@ def _suite_code(suite: TestSuite, limits: Limits, referee: Transport | None,
 
 def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
            meter: str, suite_code: SuiteCode) -> Tally:
-    """Begin the job, run its cases, end it: the tally of verdict and figures."""
+    """Begin the job, run its cases, end it: the tally of verdict and figures.  A check that
+    goes another way than its rehearsal (:mod:`.rehearsal`) is judged again, unrehearsed."""
     if suite.mode == "unittest" and (refused := rust_tests.refused(code)):
         tally = Tally(total=len(suite))
         tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused!r} "
                    "in the solution: it could read the test code compiled beside it.")
         return tally
-    begun = link.ask(_begin_message(code, suite, language, limits, meter))
+    try:
+        return _judge_job(link, code, suite, language, limits, meter, suite_code,
+                          _planned_calls(suite, limits, meter, suite_code))
+    except Diverged:
+        return _judge_job(link, code, suite, language, limits, meter, suite_code, _static_opening(suite))
+
+
+def _judge_job(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
+               meter: str, suite_code: SuiteCode, opening: _Opening | None) -> Tally:
+    """One job, making the ``opening`` calls before the check asks for them; Diverged (the job
+    ended) when the check left its rehearsal."""
+    begun = link.ask(_begin_message(code, suite, language, limits, meter, opening))
     link.started = True
     if "ended" in begun:
         link.job_ended()
@@ -163,7 +178,13 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     elif suite.mode == "unittest":
         _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
     else:
-        _run_check(link, suite, begun, tally, suite_code, 1 if meter == "instructions" else CALLS_PER_FRAME)
+        try:
+            _run_check(link, suite, begun, tally, suite_code, opening,
+                       1 if meter == "instructions" else CALLS_PER_FRAME)
+        except Diverged:
+            if "ended" not in begun:
+                link.ask({"op": "end"})
+            raise
     ended = begun["ended"] if "ended" in begun else link.ask({"op": "end"})
     if _kind(suite) == "module" and "outcome" in ended:
         tally.add_usage(ended)
@@ -180,7 +201,8 @@ def _kind(suite: TestSuite) -> str:
     return "program" if suite.mode in ("stdio", "unittest") else "module"
 
 
-def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, meter: str) -> dict[str, Any]:
+def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, meter: str,
+                   opening: _Opening | None) -> dict[str, Any]:
     """The request that begins the job: the code as the worker is to build it, its kind and limits."""
     kind = _kind(suite)
     wire_limits = limits.to_dict()
@@ -194,56 +216,87 @@ def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, m
     if suite.mode == "stdio" and suite.extra.get("program") == "apps" \
             and resolve_language(language).name == "python":
         begin["code"] = apps_program(code)  # run as APPS's harness runs it (a top-level return ends it)
-    opening = _opening_batch(suite, limits, meter)
-    if opening is not None:
-        begin["prefetch"] = opening
+    batch = _opening_batch(suite, limits, meter, opening)
+    if batch is not None:
+        begin["prefetch"] = batch
     return begin
 
 
-def _opening_batch(suite: TestSuite, limits: Limits, meter: str) -> dict[str, Any] | None:
-    """The begin message's ``prefetch``: a script check's opening literal calls (:mod:`.prefetch`),
-    for the worker to make as soon as the solution has loaded, unless the solution defines a
-    name the suite's code may call it by (``unless``), so the batch needs no round trip of its own.
+def _opening_batch(suite: TestSuite, limits: Limits, meter: str,
+                   opening: _Opening | None) -> dict[str, Any] | None:
+    """The begin message's ``prefetch``: a script check's ``opening`` calls, for the worker to
+    make as soon as the solution has loaded, unless the solution defines a name the suite's
+    code may call it by (``unless``), so the batch needs no round trip of its own.
 
     When those calls are the whole check and no code of the suite's that runs once the check
-    does names the entry point, nothing else can reach the solution: the worker ends the job in
-    the same reply (``end``).  HumanEval's definitions (its prompt) define a stub of the entry
-    point, which the candidate replaces before any of that code runs.
+    does names the entry point (a rehearsal saw such calls too), nothing else can reach the
+    solution: the worker ends the job in the same reply (``end``).  HumanEval's definitions
+    (its prompt) define a stub of the entry point, which the candidate replaces before any of
+    that code runs.
     None under the instruction meter (one call per frame) or a suite time limit (which starts
     once the job has begun), and for a check with no such calls or more than one frame's worth.
     """
     if suite.mode != "script" or meter == "instructions" or limits.suite_time_s is not None:
         return None
-    opening = _opening(str(suite.check))
     if opening is None or len(opening.wire) > CALLS_PER_FRAME:
         return None
     code = check_code(str(suite.check), suite.definitions)
     entry = str(suite.entry_point)
-    end = opening.whole and entry not in code.looked_up_when_run
-    return {"name": entry, "calls": opening.wire, "end": end, "unless": sorted(code.may_call(entry))}
+    end = opening.whole and (opening.rehearsed or entry not in code.looked_up_when_run)
+    unless = sorted(_unseen_ways(code, entry, opening))
+    return {"name": entry, "calls": opening.wire, "end": end, "unless": unless}
+
+
+def _unseen_ways(code: CheckCode, entry: str, opening: _Opening) -> frozenset[str]:
+    """The names by which the suite's code may call the solution (:meth:`CheckCode.may_call`)
+    that the ``opening`` calls do not account for: a rehearsal saw the calls made by the
+    entry point's own name too, which it stood for."""
+    names = code.may_call(entry)
+    return names - {entry} if opening.rehearsed else names
 
 
 class _Opening(NamedTuple):
-    """A check's opening literal calls (:func:`~.prefetch.opening_calls`) in the forms the judge
-    sends and compares them in, made once per check."""
+    """The calls a check makes first, read from its source (:func:`~.prefetch.opening_calls`)
+    or seen in a rehearsal (:mod:`.rehearsal`), in the forms the judge sends and compares them in."""
 
     args: tuple[list[Any], ...]  # each call's positional arguments
     wire: tuple[dict[str, Any], ...]  # each call as the worker receives it in a batch
     keys: tuple[str, ...]  # each call as :meth:`Candidate.answer` compares it (:func:`_wire_key`)
     whole: bool  # the calls are the whole check
+    rehearsed: bool  # seen in a rehearsal: a call other than these means the check must be judged again
+
+
+def _planned_calls(suite: TestSuite, limits: Limits, meter: str, suite_code: SuiteCode) -> _Opening | None:
+    """The calls to make before a script check asks for them: those of its rehearsal, where it
+    can be rehearsed (not under the instruction meter or a suite time limit), or else its
+    opening literal calls."""
+    if suite.mode != "script":
+        return None
+    if meter != "instructions" and limits.suite_time_s is None:
+        rehearsal = suite_code.rehearse(CALLS_PER_FRAME)
+        if rehearsal is not None and rehearsal.calls:
+            return _as_opening([list(call) for call in rehearsal.calls], rehearsal.whole, rehearsed=True)
+    return _static_opening(suite)
+
+
+def _static_opening(suite: TestSuite) -> _Opening | None:
+    return _opening(str(suite.check)) if suite.mode == "script" else None
 
 
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def _opening(check: str) -> _Opening | None:
-    """The :class:`_Opening` of a check; None when it has no opening calls, or an argument that
-    is not plain data (the check's own calls say so, one by one)."""
+    """The :class:`_Opening` of a check's opening literal calls, made once per check; None when
+    it has none (:func:`~.prefetch.opening_calls`)."""
     calls, whole = opening_calls(check)
-    if not calls:
-        return None
-    args = tuple(list(call) for call in calls)
+    return _as_opening([list(call) for call in calls], whole, rehearsed=False) if calls else None
+
+
+def _as_opening(args: list[list[Any]], whole: bool, rehearsed: bool) -> _Opening | None:
+    """``args`` (each call's) as an :class:`_Opening`; None when an argument is not plain data
+    (the check's own calls say so, one by one)."""
     try:
         wire = tuple({"args": protocol.encode_value(call)} for call in args)
-        return _Opening(args, wire, tuple(_wire_key(call, {}) for call in args), whole)
+        return _Opening(tuple(args), wire, tuple(_wire_key(call, {}) for call in args), whole, rehearsed)
     except protocol.NotPlainData:
         return None
 
@@ -509,6 +562,13 @@ class RemoteGone(Exception):
     """The solution's process ended (time limit, crash, exit) during a call."""
 
 
+class Diverged(BaseException):
+    """The check left its rehearsal (:mod:`.rehearsal`): it made a call other than the next one
+    the rehearsal made, a call after a whole rehearsal's last, or passed with answers unused.
+    The job is judged again, unrehearsed.  Not an Exception: no ``except`` of the check's
+    may swallow it."""
+
+
 class Candidate:
     """Stands in for the solution's entry point: each call runs in the sandboxed child.
 
@@ -519,15 +579,24 @@ class Candidate:
         self._link, self._tally, self.per_frame = link, tally, per_frame
         self.__name__ = name
         self._ahead: collections.deque[tuple[str, tuple[str, Any]]] = collections.deque()
+        self._rehearsed: _Opening | None = None  # the rehearsal whose answers ``_ahead`` holds
+        self.diverged = False
 
     def prefetch(self, opening: _Opening, made: dict[str, Any] | None = None) -> None:
         """Make the check's opening calls now, in batches (:meth:`answer_many`), and keep their
         answers for the check: :meth:`answer` hands out the next one when it is asked the same
         call.  ``made``: the reply of the worker that made them already, as one batch.
+        A check that leaves a rehearsal's calls raises Diverged (:meth:`answer`).
         """
         # answers stop at the first ``gone``: the calls after it are never answered
         answers = self.answer_many(list(opening.args), made)
         self._ahead = collections.deque(zip(opening.keys, answers, strict=False))
+        self._rehearsed = opening if opening.rehearsed else None
+
+    @property
+    def left_rehearsal(self) -> bool:
+        """Whether the check left its rehearsal, or has not yet used all of its answers."""
+        return self.diverged or (self._rehearsed is not None and bool(self._ahead))
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -544,9 +613,19 @@ class Candidate:
             if key == _json_key(message):
                 return answer
             self._ahead.clear()  # the check went another way: every call from here on is live
+            self._diverge()
+        elif self._rehearsed is not None and self._rehearsed.whole:
+            self._diverge()
         if self._tally.out_of_time(None):
             return "gone", "the suite's time is spent"
         return _answer_of(self._link.ask(message))
+
+    def _diverge(self) -> None:
+        """Raise Diverged when the calls went another way than a rehearsal's (the process has
+        answered calls the check does not make)."""
+        if self._rehearsed is not None:
+            self.diverged = True
+            raise Diverged
 
     def answer_many(self, args_list: list[list[Any]],
                     made: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
@@ -609,63 +688,14 @@ def _helper_name(name: Any, entry: str) -> bool:
             and name != entry and not hasattr(builtins, name) and not name.startswith("__"))
 
 
-@dataclass(frozen=True)
-class CheckCode:
-    """A script suite's check and definitions, compiled once, and the global names their code
-    may look up (``co_names``): ``looked_up`` in all of it, ``looked_up_when_run`` once the
-    check runs (after the definitions' top-level code has), ``read_at_top`` by the definitions'
-    top-level code itself other than to bind them (``def``, ``import``, assignment)."""
-
-    check: CodeType
-    definitions: CodeType | None
-    looked_up: frozenset[str]
-    looked_up_when_run: frozenset[str]
-    read_at_top: frozenset[str]
-
-    def may_call(self, entry: str) -> frozenset[str]:
-        """The names by which the suite's code may call a function of the solution other than
-        as ``candidate``.  A name the definitions' top-level code only binds is theirs from
-        then on, and the entry point is not yet the candidate while that code runs.  Like
-        ``co_names``, this does not see a name looked up as data (``globals()[name]``)."""
-        return self.looked_up_when_run | (self.read_at_top - {entry})
-
-
-_BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"})  # no lookup
-
-
-@functools.lru_cache(maxsize=SUITE_CACHE)
-def check_code(check: str, definitions: str | None) -> CheckCode:
-    """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
-    checked = compile(check, "<check>", "exec")
-    if definitions is None:
-        names = _names_in([checked])
-        return CheckCode(checked, None, names, names, frozenset())
-    top = compile(definitions, "<definitions>", "exec")
-    functions = [const for const in top.co_consts if isinstance(const, CodeType)]
-    read = frozenset(op.argval for op in dis.get_instructions(top)
-                     if op.opcode in dis.hasname and op.opname not in _BINDING)
-    return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]), read)
-
-
-def _names_in(codes: list[CodeType]) -> frozenset[str]:
-    """Every ``co_names`` entry of these code objects and of those nested in them."""
-    found: set[str] = set()
-    todo = list(codes)
-    while todo:
-        code = todo.pop()
-        found.update(code.co_names)
-        todo.extend(const for const in code.co_consts if isinstance(const, CodeType))
-    return frozenset(found)
-
-
-def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) -> dict[str, Any]:
+def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any], seed: int) -> dict[str, Any]:
     """The globals the check runs in: the solution's other functions (``helpers``, each call
     made in the sandbox), then the suite's definitions, ``entry_point`` = ``candidate``, the check.
 
     A name the suite's own code defines, or a builtin, is never the solution's:
     a helper or a builtin the solution redefines does not change what the check calls.
     """
-    namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__check__", **helpers}
+    namespace: dict[str, Any] = {"__builtins__": check_builtins(seed), "__name__": "__check__", **helpers}
     code = check_code(str(suite.check), suite.definitions)
     if code.definitions is not None:
         exec(code.definitions, namespace)  # nosec B102 - the suite's trusted source
@@ -674,22 +704,41 @@ def _check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any]) 
     return namespace
 
 
-def _prefetched(candidate: Candidate, suite: TestSuite, code: CheckCode, begun: dict[str, Any]) -> Candidate:
-    """``candidate`` with the check's opening literal calls made (:mod:`.prefetch`), when nothing
-    but ``candidate`` can reach the solution (no code of the suite's calls its functions by name):
-    by the worker as the job began (``prefetched`` in the begin reply), or now."""
-    opening = _opening(str(suite.check))
+def _prefetched(candidate: Candidate, suite: TestSuite, code: CheckCode, begun: dict[str, Any],
+                opening: _Opening | None) -> Candidate:
+    """``candidate`` with the ``opening`` calls made (a rehearsal's, or the check's opening literal
+    calls), when nothing but ``candidate`` can reach the solution (no code of the suite's calls
+    its functions by name): by the worker as the job began (``prefetched`` in the begin reply),
+    or now."""
     if opening is None:
         return candidate
     if begun.get("prefetched"):
         candidate.prefetch(opening, made=begun)
-    elif not code.may_call(str(suite.entry_point)) & set(begun["names"]):
+    elif not _unseen_ways(code, str(suite.entry_point), opening) & set(begun["names"]):
         candidate.prefetch(opening)
     return candidate
 
 
+# A rehearsal that takes longer than this (CPU seconds of its thread) is not worth the round
+# trips it saves (a few tenths of a millisecond each): its check is not rehearsed again.
+REHEARSAL_BUDGET_S = 0.05
+_NOT_REHEARSED: collections.OrderedDict[str, None] = collections.OrderedDict()  # checks, by source
+
+
+def _rehearse_no_more(check: str) -> None:
+    """Rehearse ``check`` no more (the latest :data:`SUITE_CACHE` such checks are kept)."""
+    _NOT_REHEARSED[check] = None
+    while len(_NOT_REHEARSED) > SUITE_CACHE:
+        with contextlib.suppress(KeyError):  # another thread took the oldest first
+            _NOT_REHEARSED.popitem(last=False)
+
+
 class SuiteCode(Protocol):
     """Where a suite's own code (its evaluator or check) runs: here, or in a referee's sandbox."""
+
+    def rehearse(self, limit: int) -> Rehearsal | None:
+        """The check's rehearsal (:mod:`.rehearsal`), of at most ``limit`` calls; None where it
+        has none."""
 
     def matches(self, expected: str, actual: str) -> bool:
         """The evaluator's verdict on one stdio case."""
@@ -701,10 +750,25 @@ class SuiteCode(Protocol):
 
 
 class InProcess:
-    """The suite's code run in this process: a dataset the caller trusts."""
+    """The suite's code run in this process: a dataset the caller trusts.  The check draws
+    random numbers from a generator of its own (:mod:`.check_random`), seeded once per job."""
 
     def __init__(self, suite: TestSuite) -> None:
         self.suite = suite
+        self.seed = int.from_bytes(os.urandom(8), "little")
+
+    def rehearse(self, limit: int) -> Rehearsal | None:
+        """Rehearse the check with this job's seed; None for a check that cannot be rehearsed,
+        or once left its rehearsal or took longer than :data:`REHEARSAL_BUDGET_S` to rehearse
+        (it is not rehearsed again)."""
+        check = str(self.suite.check)
+        if check in _NOT_REHEARSED:
+            return None
+        started = time.thread_time()
+        rehearsal = rehearse(check, self.suite.definitions, str(self.suite.entry_point), self.seed, limit)
+        if time.thread_time() - started > REHEARSAL_BUDGET_S:
+            _rehearse_no_more(check)
+        return rehearsal
 
     def matches(self, expected: str, actual: str) -> bool:
         """What the suite's evaluator says (False if it raises)."""
@@ -716,7 +780,7 @@ class InProcess:
     def check(self, candidate: Candidate, helpers: dict[str, Candidate]) -> tuple[str, str]:
         """Run the check here, among the suite's definitions."""
         try:
-            _check_namespace(self.suite, candidate, helpers)["check"](candidate)
+            _check_namespace(self.suite, candidate, helpers, self.seed)["check"](candidate)
         except RemoteGone:
             return "gone", ""
         except RemoteError as exc:
@@ -728,8 +792,23 @@ class InProcess:
         return "passed", ""
 
 
+def _held_to_rehearsal(suite_code: SuiteCode, candidate: Candidate, helpers: dict[str, Candidate],
+                       check: str) -> tuple[str, str]:
+    """The check's outcome (:meth:`SuiteCode.check`); Diverged when it left the rehearsal the
+    candidate's answers came from, or passed with some of them unused (``check`` is then not
+    rehearsed again)."""
+    try:
+        outcome, message = suite_code.check(candidate, helpers)
+    except Diverged:
+        outcome, message = "diverged", ""
+    if candidate.left_rehearsal and (candidate.diverged or outcome == "passed"):
+        _rehearse_no_more(check)
+        raise Diverged
+    return outcome, message
+
+
 def _run_check(link: Link, suite: TestSuite, begun: dict[str, Any], tally: Tally, suite_code: SuiteCode,
-               per_frame: int) -> None:
+               opening: _Opening | None, per_frame: int) -> None:
     entry, names = str(suite.entry_point), begun.get("names")
     if not isinstance(names, list) or entry not in names:
         tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
@@ -737,8 +816,8 @@ def _run_check(link: Link, suite: TestSuite, begun: dict[str, Any], tally: Tally
     code = check_code(str(suite.check), suite.definitions)
     helpers = {name: Candidate(link, name, tally, per_frame) for name in names
                if name in code.looked_up and _helper_name(name, entry)}
-    candidate = _prefetched(Candidate(link, entry, tally, per_frame), suite, code, begun)
-    outcome, message = suite_code.check(candidate, helpers)
+    candidate = _prefetched(Candidate(link, entry, tally, per_frame), suite, code, begun, opening)
+    outcome, message = _held_to_rehearsal(suite_code, candidate, helpers, str(suite.check))
     if outcome == "gone":
         return  # the end-of-job report says why
     if outcome == "error":

@@ -45,12 +45,16 @@ class Link:
         self.op = ""  # the latest request's
         self.started = False
         self.fault: WorkerFault | None = None
+        self._ended = False  # the worker ended the job on its own
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         """The worker's reply to ``message``; WorkerFault on any transport error or worker error."""
         if self.fault is None:
             self.op = str(message.get("op"))
             try:
+                if self._ended and self.op != "begin":
+                    raise protocol.ProtocolError(f"a {self.op!r} request after the worker had ended the job")
+                self._ended = False
                 reply = self._worker.request(message, self._timeout, self._max_frame)
                 if reply.get("worker_error"):  # the worker itself raised while answering
                     raise protocol.ProtocolError(clip(str(reply.get("error", ""))))
@@ -61,21 +65,14 @@ class Link:
 
     def job_ended(self) -> None:
         """The worker ended the job on its own (a begin request's ``prefetch`` with ``end``):
-        a request after this is the judge's mistake, never the solution's, and a fault."""
-        self._worker = _JobEnded()
+        a request after this, but one that begins another job, is the judge's mistake, never
+        the solution's, and a fault."""
+        self._ended = True
 
     def failed(self, exc: Exception, detail: str = "") -> WorkerFault:
         """The fault of the latest request, which raised ``exc``."""
         return WorkerFault(f"{self._role} fault during {self.op!r}: {detail}{type(exc).__name__}: {exc}",
                            self.started)
-
-
-class _JobEnded:
-    """The transport of a link whose job the worker has ended: every request is refused."""
-
-    def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
-        """Raise: the job is over."""
-        raise protocol.ProtocolError(f"a {message.get('op')!r} request after the worker had ended the job")
 
 
 def clip(text: str) -> str:

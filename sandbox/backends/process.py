@@ -41,6 +41,7 @@ class WorkerProcess:
         self._selector = selectors.DefaultSelector()  # one for the worker's life, not one per request
         self._selector.register(self._stdout_fd, selectors.EVENT_READ)
         self._frames = protocol.FrameBuffer(protocol.REPLY_OVERHEAD)
+        self._pipe = protocol.ReadBuffer(1 << 20)
         self.info = self.request({"op": "hello"}, timeout=start_timeout)
         if not self.info.get("ok"):
             raise WorkerGone(f"worker refused to start: {self.info}")
@@ -86,7 +87,7 @@ class WorkerProcess:
 
     def _read_chunk(self) -> None:
         try:
-            chunk = os.read(self._stdout_fd, 1 << 20)
+            chunk = self._pipe.read(self._stdout_fd)
         except BlockingIOError:  # woken with nothing to read after all: select again
             return
         if not chunk:

@@ -126,6 +126,24 @@ def write_frame_fd(fd: int, message: dict[str, Any]) -> None:
         view = view[written:]
 
 
+class ReadBuffer:
+    """One buffer for every read of a descriptor, of up to ``size`` bytes at a time.
+
+    ``os.read(fd, 1 << 20)`` makes a fresh 1 MiB object each time, which the C
+    allocator maps, shrinks to what was read and unmaps again: three system
+    calls and a page fault around a 50-byte reply.  Reading into one buffer
+    costs the read alone.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._view = memoryview(bytearray(size))
+
+    def read(self, fd: int) -> memoryview:
+        """What one read of ``fd`` got (empty at end of file), valid until the next read;
+        raises as ``os.read`` does."""
+        return self._view[: os.readv(fd, [self._view])]
+
+
 class FrameBuffer:
     """Accumulates bytes read from a pipe and yields complete frames.
 
@@ -146,7 +164,7 @@ class FrameBuffer:
         """How many bytes are held, not yet popped as frames."""
         return len(self._data)
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | memoryview) -> None:
         """Append bytes read from the pipe."""
         self._data += chunk
 

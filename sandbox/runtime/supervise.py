@@ -23,6 +23,7 @@ from . import accounting, callgrind, isolation, protocol
 
 STDERR_TAIL = 8192
 REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much; one read takes at most this
+_PIPES = protocol.ReadBuffer(REPLY_PIPE_BYTES)  # every run's pipes are read into it, one at a time
 MALFORMED_REPLY = ("sandbox: the solution's process wrote a reply that is not a frame (not JSON, not an "
                    "object, or nested too deep); a solution must not write on the call pipe\n")
 
@@ -179,11 +180,11 @@ class Child:
             self.exited = True
             return
         try:
-            chunk = os.read(fd, REPLY_PIPE_BYTES)
+            chunk = _PIPES.read(fd)
         except BlockingIOError:
             return
         except OSError:
-            chunk = b""
+            chunk = memoryview(b"")
         if not chunk:
             self._selector.unregister(fd)
             self._open.discard(fd)
@@ -221,7 +222,7 @@ class Child:
             while chunk := os.read(fd, 65536):
                 self._on_ready_log(chunk)
 
-    def _on_ready_log(self, chunk: bytes) -> None:
+    def _on_ready_log(self, chunk: bytes | memoryview) -> None:
         self.log += chunk
         del self.log[: max(0, len(self.log) - callgrind.LOG_CAP)]
 

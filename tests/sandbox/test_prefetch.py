@@ -130,7 +130,10 @@ def test_the_opening_calls_cross_in_one_request(sandbox: Sandbox,
     loop = "    for i in range(3):\n        assert candidate(i, i) == 2 * i\n"
     result = sandbox.run(ADD, script(SIX + loop))
     assert result.status == Status.PASSED
-    assert calls_sent == {"begin": 1, "call": 3, "end": 1}  # six with the begin; the loop's three live
+    if sandbox.trust_suites:  # rehearsed: the loop's three calls go with the begin too
+        assert calls_sent == {"begin": 1}
+    else:
+        assert calls_sent == {"begin": 1, "call": 3, "end": 1}  # six with the begin; the loop's three live
 
 
 def test_a_check_of_opening_calls_only_is_judged_in_one_request(
@@ -214,7 +217,8 @@ def test_no_batch_when_the_suites_code_can_reach_the_solution(
     suite = script(check("assert candidate(1, 1) == 2", "assert twice(3) == 6",
                          "assert candidate(2, 2) == 4"), definitions)
     assert sandbox.run(ADD, suite).status == Status.PASSED
-    assert calls_sent == {"call": 3, "end": 1}
+    # a rehearsal sees ``twice``'s call where it comes; read from the source, nothing is sure
+    assert calls_sent == ({"begin": 1} if sandbox.trust_suites else {"call": 3, "end": 1})
 
 
 def test_a_prompt_that_defines_the_entry_point_is_judged_in_one_request(

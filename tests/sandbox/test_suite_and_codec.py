@@ -1,5 +1,6 @@
 import json
 import math
+import os
 
 import pytest
 
@@ -136,3 +137,19 @@ def test_json_texts_are_written_into_a_frame_as_they_are() -> None:
         expected = {key: [json.loads(text) for text in value] if isinstance(value, list) else value
                     for key, value in message.items()}
         assert frames.pop() == expected
+
+
+def test_a_read_buffer_gives_what_each_read_got_and_nothing_at_the_end() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        pipe = protocol.ReadBuffer(8)
+        frames = protocol.FrameBuffer()
+        message = protocol.encode_frame({"ok": True, "text": "more than eight bytes"})
+        os.write(write_end, message)
+        os.close(write_end)
+        while chunk := pipe.read(read_end):  # eight bytes at most at a time, into the same buffer
+            assert len(chunk) <= 8
+            frames.feed(chunk)
+        assert frames.pop() == {"ok": True, "text": "more than eight bytes"}
+    finally:
+        os.close(read_end)

@@ -1,0 +1,230 @@
+"""Rehearsing a trusted check, to learn the calls it will make before the solution runs.
+
+Many HumanEval checks call the candidate in a loop, with arguments they draw
+at random or compute (HumanEval/53 makes 100 such calls).  Made one at a
+time, each call is a round trip from this process to the solution and back.
+:mod:`.prefetch` reads only the literal calls a check opens with; a
+rehearsal runs the check itself once beforehand, with a stand-in for the
+candidate that writes each call down and returns :class:`Unknown`.  The calls
+written down then go to the solution as one batch with the job's begin
+request, and the real check is handed each answer as it makes the same call.
+
+What keeps it exact:
+
+* **Results never steer the rehearsal.**  Any use of an :class:`Unknown`
+  (comparing it, adding to it, testing it, iterating it, passing it to a
+  call) raises :class:`ResultUsed`.  Inside an ``assert`` this ends the
+  assert as if it passed: the real assert either passes, and the check goes
+  on as rehearsed, or fails, and the check stops there.  Anywhere else, the
+  rehearsal stops: what the check does next may depend on that result.
+* **Nothing else differs.**  The check draws from its own generator, seeded
+  the same in both runs (:mod:`.check_random`).  Anything with an effect
+  outside the check (printing, files, importing a module that is not known
+  to be pure) stops the rehearsal before it happens, so the check's effects
+  happen once, in the real run.  A check with ``try`` or ``with`` is not
+  rehearsed: it could catch a failure that the rehearsal cannot see.
+* **The real run checks.**  The calls written down are a guess that the
+  judge verifies call by call (:class:`~.judge.Candidate`).  Should the real
+  check make a different call, make more calls than a whole rehearsal
+  did, or pass having made fewer, the job is run again from the start
+  without a rehearsal, so no answer and no figure ever comes from a call
+  the check did not make in that order.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import sys
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any, NoReturn
+
+from .check_random import check_builtins
+from .runtime import protocol
+from .suite import SUITE_CACHE
+
+# Modules a rehearsal may import: the standard library's pure ones (a check imports them
+# again in its real run; importing twice has no effect).
+PURE_MODULES = frozenset({
+    "bisect", "cmath", "collections", "copy", "fractions", "functools", "heapq", "itertools",
+    "math", "numbers", "operator", "random", "re", "statistics", "string", "typing"})
+# Builtins with an effect outside the check, or that read the check's own variables: the
+# rehearsal stops where one is called.
+EFFECTS = ("print", "open", "input", "exec", "eval", "compile", "breakpoint", "exit", "quit",
+           "help", "globals", "locals", "vars", "setattr", "delattr")
+_ASSERT = "__rehearsal_assert__"
+_KNOWN = "__rehearsal_known__"
+
+
+class ResultUsed(BaseException):
+    """The check used a result of the solution's (not an Exception: a check's ``except
+    Exception`` must not swallow it)."""
+
+
+class Stopped(BaseException):
+    """The rehearsal can go no further: the check fails here, does something it must do only
+    once, or makes a call it cannot write down."""
+
+
+class Unknown:
+    """What the candidate returns in a rehearsal: any use of it (each method named in
+    :data:`_USES` and :data:`_OPERATORS`) raises :class:`ResultUsed`."""
+
+    __slots__ = ()
+
+
+def _used(self: Unknown, *args: Any, **kwargs: Any) -> NoReturn:
+    raise ResultUsed
+
+
+_USES = ("getattr", "call", "bool", "len", "iter", "contains", "getitem", "setitem", "delitem",
+         "hash", "index", "int", "float", "complex", "round", "trunc", "floor", "ceil", "format",
+         "str", "repr", "bytes", "abs", "neg", "pos", "invert", "eq", "ne", "lt", "le", "gt", "ge",
+         "reduce", "reduce_ex", "copy", "deepcopy")
+_OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift",
+              "rshift", "and", "or", "xor")  # each with its reflection (``__radd__``)
+for _use in (*_USES, *_OPERATORS, *(f"r{name}" for name in _OPERATORS)):
+    setattr(Unknown, f"__{_use}__", _used)
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    """The calls a rehearsed check made, each one's positional arguments, and whether the
+    rehearsal reached the end of the check (``whole``: it makes no other call while every
+    assert passes)."""
+
+    calls: tuple[tuple[Any, ...], ...]
+    whole: bool
+
+
+@dataclass(frozen=True)
+class _Code:
+    definitions: CodeType | None
+    check: CodeType
+
+
+def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int) -> Rehearsal | None:
+    """Run ``check(candidate)`` once with a candidate that writes its calls down, at most
+    ``limit`` of them; None when the check cannot be rehearsed (it has ``try`` or ``with``,
+    or asserts are compiled out)."""
+    code = _rehearsal_code(check, definitions)
+    if code is None:
+        return None
+    recorder = _Recorder(entry, limit)
+    overrides = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
+    namespace: dict[str, Any] = {"__builtins__": check_builtins(seed, _pure_import, overrides),
+                                 "__name__": "__check__", _ASSERT: _assert, _KNOWN: _known}
+    try:
+        if code.definitions is not None:
+            exec(code.definitions, namespace)  # nosec B102 - the suite's trusted source, its effects stopped
+        namespace[entry] = recorder
+        exec(code.check, namespace)  # nosec B102 - the same
+        namespace["check"](recorder)
+    except (ResultUsed, Stopped, Exception):  # the real check goes on (or fails) from here on its own
+        return Rehearsal(tuple(recorder.calls), whole=False)
+    return Rehearsal(tuple(recorder.calls), whole=True)
+
+
+class _Recorder:
+    """The candidate in a rehearsal: writes each call down and returns an :class:`Unknown`."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.__name__ = name
+        self.calls: list[tuple[Any, ...]] = []
+        self._limit = limit
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Unknown:
+        if kwargs or len(self.calls) >= self._limit:
+            raise Stopped
+        try:
+            protocol.encode_value(list(args))  # plain data, no result in it: the same call each run
+        except (protocol.NotPlainData, ResultUsed) as exc:
+            raise Stopped from exc
+        self.calls.append(args)
+        return Unknown()
+
+
+def _assert(test: Any) -> None:
+    """An ``assert``'s test in a rehearsal (``test`` evaluates it): a test that uses a result
+    passes, one that fails without any ends the rehearsal (the real check fails there too)."""
+    try:
+        value = test()
+    except ResultUsed:
+        return
+    if not isinstance(value, Unknown) and not value:
+        raise Stopped
+
+
+def _stop(*args: Any, **kwargs: Any) -> NoReturn:
+    raise Stopped
+
+
+def _known(value: Any) -> Any:
+    """``value``, unless it is a result: the operands of ``is`` and ``is not`` (which no
+    method of :class:`Unknown` can see) pass through this."""
+    if isinstance(value, Unknown):
+        raise ResultUsed
+    return value
+
+
+def _isinstance(value: Any, kinds: Any) -> bool:
+    return isinstance(_known(value), kinds)
+
+
+def _callable(value: Any) -> bool:
+    return callable(_known(value))
+
+
+def _id(value: Any) -> int:
+    return id(_known(value))
+
+
+def _pure_import(name: str, globals: Any = None, locals: Any = None,
+                 fromlist: Any = (), level: int = 0) -> Any:
+    if level != 0 or name.partition(".")[0] not in PURE_MODULES:
+        raise Stopped
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+@functools.lru_cache(maxsize=SUITE_CACHE)
+def _rehearsal_code(check: str, definitions: str | None) -> _Code | None:
+    """The check and definitions compiled for a rehearsal, each ``assert test, message`` made
+    ``__rehearsal_assert__(lambda: test)``; None when they cannot be rehearsed."""
+    if sys.flags.optimize:  # the real check makes no assert's calls
+        return None
+    try:
+        trees = [ast.parse(source) for source in (definitions, check) if source is not None]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if any(isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.NamedExpr))
+           for tree in trees for node in ast.walk(tree)):
+        return None
+    compiled = [compile(ast.fix_missing_locations(_Asserts().visit(tree)), "<rehearsal>", "exec")
+                for tree in trees]
+    return _Code(compiled[0] if definitions is not None else None, compiled[-1])
+
+
+class _Asserts(ast.NodeTransformer):
+    """``assert test, message`` made ``__rehearsal_assert__(lambda: test)``, and each operand of
+    ``is`` and ``is not`` made ``__rehearsal_known__(operand)``."""
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        """The assert as a call of ``__rehearsal_assert__``, its test evaluated there."""
+        self.generic_visit(node)
+        thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                              defaults=[]), body=node.test)
+        call = ast.Call(func=ast.Name(id=_ASSERT, ctx=ast.Load()), args=[thunk], keywords=[])
+        return ast.copy_location(ast.Expr(value=call), node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        """The comparison, its operands checked when it compares identities."""
+        self.generic_visit(node)
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            node.left, node.comparators = _checked(node.left), [_checked(c) for c in node.comparators]
+        return node
+
+
+def _checked(operand: ast.expr) -> ast.expr:
+    return ast.Call(func=ast.Name(id=_KNOWN, ctx=ast.Load()), args=[operand], keywords=[])
