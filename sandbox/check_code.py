@@ -12,6 +12,7 @@ import ast
 import collections
 import dis
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
@@ -50,16 +51,21 @@ _BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def check_code(check: str, definitions: str | None) -> CheckCode:
     """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
-    checked = compile(check, "<check>", "exec")
+    check_tree = ast.parse(check, "<check>")
+    checked = compile(check_tree, "<check>", "exec")
     if definitions is None:
         names = _names_in([checked])
         return CheckCode(checked, None, names, names, frozenset())
-    top = compile(definitions, "<definitions>", "exec")
+    tree = ast.parse(definitions, "<definitions>")
+    top = compile(tree, "<definitions>", "exec")
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
     read = frozenset(op.argval for op in dis.get_instructions(top)
                      if op.opcode in dis.hasname and op.opname not in _BINDING)
+    star = any(_STAR.search(source) for source in (check, definitions)) \
+        and (_star_import(tree) or _star_import(check_tree))
+    defined = frozenset() if star else _defined_once(tree, [checked, top])
     return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]), read,
-                     _defined_once(definitions, [checked, top]))
+                     defined)
 
 
 def _nested(codes: list[CodeType]) -> Iterator[CodeType]:
@@ -76,35 +82,43 @@ def _names_in(codes: list[CodeType]) -> frozenset[str]:
     return frozenset(name for code in _nested(codes) for name in code.co_names)
 
 
-_REBINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "DELETE_NAME", "DELETE_GLOBAL"})
+# the instructions that bind or delete a global name (``co_names[arg]`` in every version)
+_REBINDING = frozenset(dis.opmap[name] for name in ("STORE_NAME", "STORE_GLOBAL", "DELETE_NAME",
+                                                    "DELETE_GLOBAL"))
 _DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _defined_once(definitions: str, codes: list[CodeType]) -> frozenset[str]:
+_STAR = re.compile(r"\bimport\s*\*")  # what a source with a star import holds: only then is it walked
+
+
+def _star_import(tree: ast.Module) -> bool:
+    """Whether the code has a ``from ... import *``, which may bind any name."""
+    return any(isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+               for node in ast.walk(tree))
+
+
+def _defined_once(definitions: ast.Module, codes: list[CodeType]) -> frozenset[str]:
     """The names the definitions bind by an undecorated ``def`` or ``class``, or an ``import``,
-    among their top-level statements, that no code of ``codes`` (the suite's, compiled) binds
-    or deletes anywhere else: the suite's own once its top-level code has run.  None after a
-    ``from ... import *``, which may bind any name."""
+    among their top-level statements, that no code of ``codes`` (the suite's, compiled, with
+    no star import) binds or deletes anywhere else: the suite's own once its top-level code
+    has run."""
     bound: collections.Counter[str] = collections.Counter()
-    for node in ast.parse(definitions).body:
+    for node in definitions.body:
         if isinstance(node, _DEFINING) and not node.decorator_list:
             bound[node.name] += 1
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound.update(alias.asname or alias.name.partition(".")[0] for alias in node.names)
-    stores = _stores(codes)
-    if stores is None:
-        return frozenset()
+    stores = collections.Counter(code.co_names[arg] for code in _nested(codes)
+                                 for op, arg in _instructions(code) if op in _REBINDING)
     return frozenset(name for name, count in bound.items() if count == 1 and stores[name] == 1)
 
 
-def _stores(codes: list[CodeType]) -> collections.Counter[str] | None:
-    """How many times these code objects (nested ones too) bind or delete each global name;
-    None when one of them star-imports."""
-    stores: collections.Counter[str] = collections.Counter()
-    for code in _nested(codes):
-        for op in dis.get_instructions(code):
-            if op.opname == "IMPORT_STAR":
-                return None
-            if op.opname in _REBINDING:
-                stores[op.argval] += 1
-    return stores
+def _instructions(code: CodeType) -> Iterator[tuple[int, int]]:
+    """Each instruction of ``code`` as (opcode, argument), read straight from its bytecode (a
+    fraction of the cost of :func:`dis.get_instructions`, which also decodes what this does not
+    need)."""
+    raw, extended = code.co_code, 0
+    for index in range(0, len(raw), 2):
+        op, arg = raw[index], raw[index + 1] | extended
+        extended = arg << 8 if op == dis.EXTENDED_ARG else 0
+        yield op, arg

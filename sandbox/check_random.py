@@ -38,15 +38,17 @@ def private_random(seed: int) -> types.ModuleType:
 
 def check_builtins(seed: int, importer: Importer = builtins.__import__,
                    overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Builtins for a check's namespace: ``import random`` gives :func:`private_random` (one
-    module per call of this function), any other import goes to ``importer``; ``overrides``
-    replace builtins by name."""
-    own = private_random(seed)
+    """Builtins for a check's namespace: ``import random`` gives :func:`private_random` (made
+    at the first such import, one module per call of this function), any other import goes to
+    ``importer``; ``overrides`` replace builtins by name."""
+    own: list[types.ModuleType] = []
 
     def import_(name: str, globals: Any = None, locals: Any = None,
                 fromlist: Any = (), level: int = 0) -> Any:
         if name == "random" and level == 0:
-            return own
+            if not own:
+                own.append(private_random(seed))
+            return own[0]
         return importer(name, globals, locals, fromlist, level)
 
     return {**vars(builtins), **(overrides or {}), "__import__": import_}

@@ -36,10 +36,11 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
 import sys
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from .check_random import check_builtins
 from .runtime import protocol
@@ -190,41 +191,70 @@ def _pure_import(name: str, globals: Any = None, locals: Any = None,
 
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def _rehearsal_code(check: str, definitions: str | None) -> _Code | None:
-    """The check and definitions compiled for a rehearsal, each ``assert test, message`` made
-    ``__rehearsal_assert__(lambda: test)``; None when they cannot be rehearsed."""
+    """The check and definitions compiled for a rehearsal (:func:`_rewrite`); None when they
+    cannot be rehearsed."""
     if sys.flags.optimize:  # the real check makes no assert's calls
         return None
+    sources = [source for source in (definitions, check) if source is not None]
     try:
-        trees = [ast.parse(source) for source in (definitions, check) if source is not None]
+        trees = [ast.parse(source) for source in sources]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if any(isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.NamedExpr))
-           for tree in trees for node in ast.walk(tree)):
+    if any(_UNSEEN.search(source) for source in sources) and any(
+            isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.NamedExpr))
+            for tree in trees for node in ast.walk(tree)):
         return None
-    compiled = [compile(ast.fix_missing_locations(_Asserts().visit(tree)), "<rehearsal>", "exec")
-                for tree in trees]
+    compiled = [compile(_rewrite(tree, _IDENTITY.search(source) is not None), "<rehearsal>", "exec")
+                for tree, source in zip(trees, sources, strict=True)]
     return _Code(compiled[0] if definitions is not None else None, compiled[-1])
 
 
-class _Asserts(ast.NodeTransformer):
-    """``assert test, message`` made ``__rehearsal_assert__(lambda: test)``, and each operand of
-    ``is`` and ``is not`` made ``__rehearsal_known__(operand)``."""
+# what a source must hold for its tree to have what a rehearsal cannot see (``try``, ``with``,
+# ``:=``), or an identity comparison: a tree is walked for these only then
+_UNSEEN = re.compile(r"\btry\b|\bwith\b|:=")
+_IDENTITY = re.compile(r"\bis\b")
 
-    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        """The assert as a call of ``__rehearsal_assert__``, its test evaluated there."""
-        self.generic_visit(node)
-        thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                              defaults=[]), body=node.test)
-        call = ast.Call(func=ast.Name(id=_ASSERT, ctx=ast.Load()), args=[thunk], keywords=[])
-        return ast.copy_location(ast.Expr(value=call), node)
 
-    def visit_Compare(self, node: ast.Compare) -> ast.expr:
-        """The comparison, its operands checked when it compares identities."""
-        self.generic_visit(node)
-        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-            node.left, node.comparators = _checked(node.left), [_checked(c) for c in node.comparators]
-        return node
+def _rewrite(tree: ast.Module, identities: bool) -> ast.Module:
+    """``tree`` with each ``assert test, message`` made ``__rehearsal_assert__(lambda: test)``
+    and, with ``identities``, each operand of ``is`` and ``is not`` made
+    ``__rehearsal_known__(operand)`` (which no method of :class:`Unknown` could see)."""
+    _rewrite_asserts(tree.body)
+    if identities:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                node.left, node.comparators = _checked(node.left), [_checked(c) for c in node.comparators]
+    return tree
+
+
+def _rewrite_asserts(body: list[ast.stmt]) -> None:
+    """The asserts of a list of statements and of the statements nested in them, in place (an
+    assert is a statement: only statement lists are walked, not expressions)."""
+    for index, statement in enumerate(body):
+        if isinstance(statement, ast.Assert):
+            thunk = _at(ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                      defaults=[]), body=statement.test), statement)
+            body[index] = _at(ast.Expr(value=_call(_ASSERT, thunk, statement)), statement)
+            continue
+        for inner in (getattr(statement, "body", None), getattr(statement, "orelse", None)):
+            if isinstance(inner, list):
+                _rewrite_asserts(inner)
+        for case in getattr(statement, "cases", ()):  # match
+            _rewrite_asserts(case.body)
 
 
 def _checked(operand: ast.expr) -> ast.expr:
-    return ast.Call(func=ast.Name(id=_KNOWN, ctx=ast.Load()), args=[operand], keywords=[])
+    return _call(_KNOWN, operand, operand)
+
+
+def _call(name: str, argument: ast.expr, where: ast.AST) -> ast.Call:
+    """``name(argument)``, placed where ``where`` is (no tree-wide location fixing needed)."""
+    return _at(ast.Call(func=_at(ast.Name(id=name, ctx=ast.Load()), where), args=[argument], keywords=[]),
+               where)
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _at(node: _Node, where: ast.AST) -> _Node:
+    return ast.copy_location(node, where)
