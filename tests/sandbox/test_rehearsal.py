@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
+from rewardkit.sandbox.check_code import check_code
 from rewardkit.sandbox.link import Link
 from rewardkit.sandbox.rehearsal import rehearse
 
@@ -125,7 +126,7 @@ def test_a_loop_of_random_calls_is_judged_in_one_request(sandbox: Sandbox,
                                                          requests: collections.Counter[str]) -> None:
     assert sandbox.run(ADD, script(check(*RANDOM_LOOP))).status == Status.PASSED
     assert requests == {"begin": 1}
-    wrong = "def add(a, b):\n    return a - b if a > 90 else a + b\n"
+    wrong = "def add(a, b):\n    return a - b if a % 2 else a + b\n"  # wrong on an odd a, unless b is 0
     assert sandbox.run(wrong, script(check(*RANDOM_LOOP))).status == Status.WRONG_ANSWER
 
 
@@ -184,3 +185,20 @@ def test_a_check_too_slow_to_rehearse_is_rehearsed_once(sandbox: Sandbox,
     requests.clear()
     assert sandbox.run(ADD, script(slow)).status == Status.PASSED
     assert requests == {"begin": 1, "call": 1, "end": 1}
+
+
+# -- which names the definitions keep for themselves -------------------------------------------
+@pytest.mark.parametrize(("definitions", "kept"), [
+    ("def encode(s):\n    return s\n", True),
+    ("import string as encode\n", True),
+    ("@staticmethod\ndef encode(s):\n    return s\n", False),  # a decorator may return anything
+    ("def encode(s):\n    return s\nencode = decode\n", False),  # rebound, to the solution's, say
+    ("def encode(s):\n    return s\ndef later():\n    global encode\n    encode = None\n", False),
+    ("def encode(s):\n    return s\nfrom string import *\n", False),  # may bind any name
+    ("if True:\n    def encode(s):\n        return s\n", False),  # not a top-level statement
+    # a name past the 256th needs EXTENDED_ARG in the bytecode that binds it
+    ("".join(f"v{i} = {i}\n" for i in range(300)) + "def encode(s):\n    return s\n", True),
+])
+def test_a_name_the_definitions_define_once_for_good_is_theirs(definitions: str, kept: bool) -> None:
+    code = check_code(check("assert candidate(encode('ab')) == 'ab'"), definitions)
+    assert ("encode" not in code.may_call("add")) is kept
