@@ -139,11 +139,11 @@ class _Recorder:
     def __call__(self, *args: Any, **kwargs: Any) -> Unknown:
         if kwargs or len(self.calls) >= self._limit:
             raise Stopped
-        try:
-            protocol.encode_value(list(args))  # plain data, no result in it: the same call each run
+        try:  # plain data, no result in it: the same call each run
+            encoded = protocol.encode_value(list(args))
         except (protocol.NotPlainData, ResultUsed) as exc:
             raise Stopped from exc
-        self.calls.append(args)
+        self.calls.append(tuple(protocol.decode_value(encoded)))  # as made: the check may change them later
         return Unknown()
 
 

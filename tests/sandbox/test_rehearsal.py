@@ -74,6 +74,12 @@ def test_a_rehearsal_stops_where_the_rest_may_depend_on_a_result(
     assert capsys.readouterr().out == ""
 
 
+def test_a_call_is_written_down_as_it_was_made() -> None:
+    # the check changes the list after passing it: the batch must carry what each call got
+    assert calls_of("x = [1]", "candidate(x, 0)", "x.append(2)", "candidate(x, 0)") == \
+        ((([1], 0), ([1, 2], 0)), True)
+
+
 def test_a_rehearsal_stops_at_its_limit() -> None:
     assert calls_of(*RANDOM_LOOP, limit=10) is not None
     calls, whole = calls_of(*RANDOM_LOOP, limit=10)  # type: ignore[misc]
