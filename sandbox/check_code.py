@@ -51,8 +51,7 @@ _BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def check_code(check: str, definitions: str | None) -> CheckCode:
     """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
-    check_tree = ast.parse(check, "<check>")
-    checked = compile(check_tree, "<check>", "exec")
+    checked = compile(check, "<check>", "exec")
     if definitions is None:
         names = _names_in([checked])
         return CheckCode(checked, None, names, names, frozenset())
@@ -61,8 +60,7 @@ def check_code(check: str, definitions: str | None) -> CheckCode:
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
     read = frozenset(op.argval for op in dis.get_instructions(top)
                      if op.opcode in dis.hasname and op.opname not in _BINDING)
-    star = any(_STAR.search(source) for source in (check, definitions)) \
-        and (_star_import(tree) or _star_import(check_tree))
+    star = _star_import(definitions, tree) or _star_import(check)
     defined = frozenset() if star else _defined_once(tree, [checked, top])
     return CheckCode(checked, top, _names_in([checked, top]), _names_in([checked, *functions]), read,
                      defined)
@@ -91,10 +89,13 @@ _DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _STAR = re.compile(r"\bimport\s*\*")  # what a source with a star import holds: only then is it walked
 
 
-def _star_import(tree: ast.Module) -> bool:
-    """Whether the code has a ``from ... import *``, which may bind any name."""
+def _star_import(source: str, tree: ast.Module | None = None) -> bool:
+    """Whether ``source`` (parsed: ``tree``) has a ``from ... import *``, which may bind any
+    name; it is parsed and walked only when its text could hold one."""
+    if not _STAR.search(source):
+        return False
     return any(isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
-               for node in ast.walk(tree))
+               for node in ast.walk(tree or ast.parse(source)))
 
 
 def _defined_once(definitions: ast.Module, codes: list[CodeType]) -> frozenset[str]:

