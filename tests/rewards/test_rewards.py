@@ -66,13 +66,19 @@ def test_afterburner_transition_and_efficiency(engine: Engine) -> None:
     assert still_wrong.components["transition"] == -0.5
 
 
-def test_efficiency_separates_fast_from_slow(engine: Engine) -> None:
+def test_efficiency_separates_fast_from_slow(engine: Engine, sandbox: Sandbox) -> None:
     reward = rewards.efficiency("time", engine=engine)
     fast, same, renamed = reward(completions=[wrap(FAST), wrap(SLOW), wrap(SLOW + "# same\n")],
                                  tests=[TESTS] * 3, baseline_code=[SLOW] * 3)
     assert fast is not None and fast > 0.5
     assert same == 0.0  # the baseline itself is run once and shared
-    assert renamed is not None and abs(renamed) < 0.25  # measured apart: within timing noise
+    if renamed is None or abs(renamed) >= 0.25:
+        # a VM host that slows a run for a second at a time (tests/rewards/test_noise_floor.py):
+        # measured again, five times, each time against a fresh measurement of the baseline
+        again = [rewards.efficiency("time", engine=Engine(sandbox=sandbox))(
+            completions=[wrap(SLOW + f"# same, again {n}\n")], tests=[TESTS], baseline_code=[SLOW])[0]
+            for n in range(5)]
+        assert sum(v is not None and abs(v) < 0.25 for v in again) >= 4, (renamed, again)
 
 
 def test_rlef_binary_and_percentile(engine: Engine) -> None:
