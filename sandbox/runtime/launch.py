@@ -13,6 +13,7 @@ imports it stays small (a smaller parent is cheaper to fork and to exit from).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ def enter(iso: isolation.Isolation, spec: RunSpec, group: RunGroup, pipe_fds: li
     """In the forked child: descriptors, isolation, the group, the gate, then the target."""
     group.adopt(_become_child(pipe_fds + group.descriptors)[len(pipe_fds):])
     try:
+        _normal_scheduling()
         if spec.cpus:
             os.sched_setaffinity(0, spec.cpus)
         isolation.prepare_child(iso, spec.limits, spec.workdir, deterministic=spec.deterministic)
@@ -76,6 +78,13 @@ def enter(iso: isolation.Isolation, spec: RunSpec, group: RunGroup, pipe_fds: li
     except BaseException as exc:  # whatever stopped it, say so on the run's stderr
         os.write(2, could_not_start(exc).encode())
     os._exit(127)
+
+
+def _normal_scheduling() -> None:
+    """SCHED_OTHER, whatever the process that forked the run had (a worker defers to its runs:
+    :func:`.supervise.defer_to_runs`); left as it is where it cannot be set."""
+    with contextlib.suppress(OSError):
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def could_not_start(exc: BaseException) -> str:

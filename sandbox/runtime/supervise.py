@@ -44,6 +44,21 @@ def sample_interval(elapsed: float) -> float:
     return min(0.05, max(0.002, elapsed * 0.3))
 
 
+def defer_to_runs() -> None:
+    """Let this process's wakeups wait for the running run to block or use up its time slice
+    (SCHED_BATCH) rather than preempt it.
+
+    A module run writes a reply frame per call; a worker that takes the CPU for each one
+    costs two context switches and a pass of its loop per call, and takes the run's cache.
+    Deferring, it reads the frames together.  A deadline or a memory sample is late by a
+    time slice at most (milliseconds).  What this process forks inherits the policy; a run
+    goes back to SCHED_OTHER as it starts (:func:`.launch.enter`).  Where the policy cannot
+    be set, nothing changes.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+
+
 @dataclass
 class Usage:
     """What one run cost, every process of it together, in seconds, KiB and KiB·s."""

@@ -52,7 +52,7 @@ from . import (
 from .fork_client import ForkClient, ForkServerError
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .launch import RunSpec
-from .supervise import REPLY_PIPE_BYTES, Child, Usage
+from .supervise import REPLY_PIPE_BYTES, Child, Usage, defer_to_runs
 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
@@ -102,6 +102,7 @@ class Worker:
 
     def __init__(self, tool_path: str, packages: list[str], hidden: list[str]) -> None:
         self.runtime_dir = os.path.dirname(os.path.abspath(__file__))
+        defer_to_runs()
         # the interpreter and this runtime stay visible even when installed under a covered
         # folder (a checkout in /tmp): exec'd children (valgrind's python) import them again
         # a rustup toolchain under a home directory is shown to runs too (read-only)

@@ -71,6 +71,13 @@ def test_stdio_pass(fresh: Sandbox) -> None:
     assert new_containers(before) == set()  # fresh mode: the container went with the job
 
 
+def test_runs_are_sched_other_in_a_container(warm: Sandbox) -> None:
+    """The worker in the container defers to its runs (SCHED_BATCH); they start as SCHED_OTHER."""
+    result = warm.run("import os\nprint(os.sched_getscheduler(0), os.sched_getscheduler(1))\n",
+                      expect(f"{os.SCHED_OTHER} {os.SCHED_BATCH}\n"))
+    assert result.passed, result.feedback
+
+
 def test_call_mode_pass(fresh: Sandbox) -> None:
     suite = {"mode": "call", "entry_point": "Solution.twoSum",
              "cases": [{"args": [[2, 7, 11, 15], 9], "expected": [0, 1]},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -45,6 +46,9 @@ FDS_CODE = ("import os\n"
             "def fds():  # the descriptor listdir held is closed by the time exists() looks\n"
             "    names = os.listdir('/proc/self/fd')\n"
             "    return sorted(int(n) for n in names if os.path.exists(f'/proc/self/fd/{n}'))\n")
+POLICY = TestSuite.from_dict({"mode": "call", "entry_point": "policy",
+                              "cases": [{"args": [], "expected": os.SCHED_OTHER}]})
+POLICY_CODE = "import os\ndef policy():\n    return os.sched_getscheduler(0)\n"
 
 
 @contextlib.contextmanager
@@ -62,6 +66,24 @@ def fork_server_of(worker: psutil.Process) -> psutil.Process:
     servers = [p for p in worker.children() if FORK_SERVER_MARK in " ".join(command_line(p))]
     assert len(servers) == 1, f"worker {worker.pid} has {len(servers)} fork servers"
     return servers[0]
+
+
+def test_a_worker_defers_to_its_runs_and_the_runs_are_sched_other() -> None:
+    """The worker is SCHED_BATCH, so that a reply frame per call does not hand it the run's CPU
+    each time; the runs, which inherit that, go back to SCHED_OTHER as they start."""
+    tag = new_tag()
+    with Sandbox(workers=1) as sb:
+        policy = sb.run(POLICY_CODE, POLICY)
+        assert policy.passed, policy.feedback
+        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
+        solution = find_process(tag)
+        try:
+            worker = worker_of(solution)
+            assert os.sched_getscheduler(worker.pid) == os.SCHED_BATCH
+            assert os.sched_getscheduler(solution.pid) == os.SCHED_OTHER
+        finally:
+            pool.shutdown(wait=False)
+            end_process(solution)
 
 
 def test_a_run_is_the_fork_servers_child_and_holds_only_its_own_pipes() -> None:
@@ -145,9 +167,9 @@ def refuse(iso):
 
 worker.ForkClient = refuse
 w = worker.Worker("", package_paths(["sortedcontainers"]), [SOURCES_DIR])
-w.handle({"op": "begin", "code": "def add(a, b):\\n    return a + b\\n", "kind": "module",
-          "limits": {"time_s": 5}})
-reply = w.handle({"op": "call", "name": "add", "args": protocol.encode_value([1, 2])})
+w.handle({"op": "begin", "code": "import os\\ndef add(a, b):\\n    return a + b + os.sched_getscheduler(0)\\n",
+          "kind": "module", "limits": {"time_s": 5}})
+reply = w.handle({"op": "call", "name": "add", "args": protocol.encode_value([1, 2])})  # 3 + SCHED_OTHER
 w.handle({"op": "end"})
 w.accounting.close()
 print(json.dumps({"by": w.iso.runs_forked_by, "notes": w.iso.notes, "value": reply.get("value"),
