@@ -82,8 +82,9 @@ def test_a_worker_defers_to_its_runs_and_the_runs_are_sched_other() -> None:
             assert os.sched_getscheduler(worker.pid) == os.SCHED_BATCH
             assert os.sched_getscheduler(solution.pid) == os.SCHED_OTHER
         finally:
-            pool.shutdown(wait=False)
             end_process(solution)
+            future.result(timeout=60)
+            pool.shutdown()
 
 
 def test_a_run_is_the_fork_servers_child_and_holds_only_its_own_pipes() -> None:
@@ -167,8 +168,8 @@ def refuse(iso):
 
 worker.ForkClient = refuse
 w = worker.Worker("", package_paths(["sortedcontainers"]), [SOURCES_DIR])
-w.handle({"op": "begin", "code": "import os\\ndef add(a, b):\\n    return a + b + os.sched_getscheduler(0)\\n",
-          "kind": "module", "limits": {"time_s": 5}})
+ADD_POLICY = "import os\\ndef add(a, b):\\n    return a + b + os.sched_getscheduler(0)\\n"
+w.handle({"op": "begin", "code": ADD_POLICY, "kind": "module", "limits": {"time_s": 5}})
 reply = w.handle({"op": "call", "name": "add", "args": protocol.encode_value([1, 2])})  # 3 + SCHED_OTHER
 w.handle({"op": "end"})
 w.accounting.close()
