@@ -51,12 +51,12 @@ _BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def check_code(check: str, definitions: str | None) -> CheckCode:
     """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
-    checked = compile(check, "<check>", "exec")
+    checked = compile(check, "<check>", "exec", dont_inherit=True)  # not our __future__
     if definitions is None:
         names = _names_in([checked])
         return CheckCode(checked, None, names, names, frozenset())
     tree = ast.parse(definitions, "<definitions>")
-    top = compile(tree, "<definitions>", "exec")
+    top = compile(tree, "<definitions>", "exec", dont_inherit=True)
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
     read = frozenset(op.argval for op in dis.get_instructions(top)
                      if op.opcode in dis.hasname and op.opname not in _BINDING)

@@ -241,7 +241,8 @@ def _rehearsal_code(check: str, definitions: str | None) -> _Code | None:
             isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.NamedExpr))
             for tree in trees for node in ast.walk(tree)):
         return None
-    compiled = [compile(_rewrite(tree, _IDENTITY.search(source) is not None), "<rehearsal>", "exec")
+    compiled = [compile(_rewrite(tree, _IDENTITY.search(source) is not None), "<rehearsal>", "exec",
+                        dont_inherit=True)
                 for tree, source in zip(trees, sources, strict=True)]
     return _Code(compiled[0] if definitions is not None else None, compiled[-1])
 

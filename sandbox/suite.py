@@ -236,6 +236,6 @@ def _unittest_fields(check: Any, edition: Any) -> None:
 
 def _compiles(name: str, source: str) -> None:
     try:
-        compile(source, f"<{name}>", "exec")
+        compile(source, f"<{name}>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise SuiteError(f"the suite's {name} source does not compile: {type(exc).__name__}: {exc}") from exc

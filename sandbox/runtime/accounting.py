@@ -52,7 +52,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 # Bumped whenever what the figures mean changes, so cached measurements are taken again
 # (2: whole-tree accounting; peak memory is what the run added, not one process's RSS;
@@ -63,6 +63,7 @@ PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 V1_CONTROLLERS = ("memory", "cpuacct", "pids")
 GROUP_PREFIX = "rewardkit-w"
+T = TypeVar("T")
 
 
 @dataclass
@@ -239,15 +240,18 @@ class UntimedCpu:
         self._read, self.fd = os.pipe()  # the write end goes to the run, at the number adopt() says
         self._noted: float | None = None
 
-    def measure(self, work: Callable[[], None] | None) -> None:
-        """In the run's first process: do ``work`` (if any), note its CPU time, close the pipe."""
+    def measure(self, work: Callable[[], T] | None) -> T | None:
+        """In the run's first process: do ``work`` (if any), note its CPU time, close the pipe;
+        what ``work`` returned."""
+        result = None
         try:
             if work is not None:
                 start = time.process_time()
-                work()
+                result = work()
                 os.write(self.fd, struct.pack("d", time.process_time() - start))
         finally:
             os.close(self.fd)
+        return result
 
     def started(self) -> None:
         """In the worker, once the run's first process holds the write end: drop ours."""
@@ -313,11 +317,12 @@ class RunGroup:
             os.close(fd)
         self._fds.clear()
 
-    def untimed(self, work: Callable[[], None] | None) -> None:
+    def untimed(self, work: Callable[[], T] | None) -> T | None:
         """In the run's first process, after :meth:`join` and always before the solution starts:
         do ``work`` (if any) as part of the run, but take its CPU time off the run's
-        (:meth:`finish`).  What it allocates stays charged.  See :class:`UntimedCpu`."""
-        self._untimed.measure(work)
+        (:meth:`finish`); what ``work`` returned.  What it allocates stays charged.  See
+        :class:`UntimedCpu`."""
+        return self._untimed.measure(work)
 
     def _timed(self, cpu_s: float) -> float:
         """``cpu_s`` less what :meth:`untimed` work took."""

@@ -106,7 +106,7 @@ def _as_function(source: str, path: str) -> types.CodeType:
                                                                   kw_defaults=[], defaults=[]),
                                body=declared + (body or [ast.Pass()]), decorator_list=[], lineno=1)
     module = ast.Module(body=[*future, function], type_ignores=[])
-    return compile(ast.fix_missing_locations(module), path, "exec")
+    return compile(ast.fix_missing_locations(module), path, "exec", dont_inherit=True)  # not our __future__
 
 
 class _ModuleLevel(ast.NodeTransformer):

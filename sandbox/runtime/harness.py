@@ -200,7 +200,7 @@ def run_program(path: str) -> None:
         module = _new_module("__main__", path)
         apps_source = apps.program_source(source)
         if apps_source is None:
-            exec(compile(source, path, "exec"), module.__dict__)  # nosec B102 - runs the solution, sandboxed
+            exec(compile_solution(source, path), module.__dict__)  # nosec B102 - runs the solution, sandboxed
         else:
             apps.run(apps_source, path, module.__dict__)
     except SystemExit as exc:
@@ -212,21 +212,31 @@ def run_program(path: str) -> None:
     os._exit(status)
 
 
-def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool) -> None:
-    """Execute the file as a module, then answer call requests; never returns."""
+def compile_solution(source: str, path: str) -> types.CodeType:
+    """A solution's ``source`` (its file is ``path``) compiled as plain Python compiles it: not
+    under this module's ``__future__`` imports, which ``compile`` would otherwise pass on (under
+    ``annotations``, an annotation naming an undefined name loads instead of raising NameError)."""
+    return compile(source, path, "exec", dont_inherit=True)
+
+
+def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool,
+                 code: types.CodeType | None = None) -> None:
+    """Execute the file as a module (``code``: already compiled from it), then answer call
+    requests; never returns."""
     _fresh_stdio()
     _any_size_integers()
     sys.argv = [path]
     requests = os.fdopen(rpc_in, "rb", buffering=0)
     try:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
+        if code is None:
+            with open(path, encoding="utf-8") as handle:
+                code = compile_solution(handle.read(), path)
         module = _new_module(MODULE_NAME, path)
         namespace = module.__dict__
         if prelude:
             exec(LEETCODE_PRELUDE, namespace)  # nosec B102 - constant imports
             namespace.update(TreeNode=TreeNode, ListNode=ListNode)
-        exec(compile(source, path, "exec"), namespace)  # nosec B102 - runs the solution, sandboxed
+        exec(code, namespace)  # nosec B102 - runs the solution, sandboxed
     except SystemExit as exc:
         _flush()
         os._exit(_exit_code(exc) or 1)

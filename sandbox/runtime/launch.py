@@ -17,6 +17,7 @@ import contextlib
 import os
 import traceback
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, NoReturn
 
 from . import harness, isolation, protocol
@@ -73,8 +74,8 @@ def enter(iso: isolation.Isolation, spec: RunSpec, group: RunGroup, pipe_fds: li
             os.sched_setaffinity(0, spec.cpus)
         isolation.prepare_child(iso, spec.limits, spec.workdir, deterministic=spec.deterministic)
         group.join()
-        group.untimed((lambda: _syntax_gate(spec.path, MODULE_REPLY_FD)) if spec.gate else None)
-        _start(spec)
+        code = group.untimed((lambda: _syntax_gate(spec.path, MODULE_REPLY_FD)) if spec.gate else None)
+        _start(spec, code)
     except BaseException as exc:  # whatever stopped it, say so on the run's stderr
         os.write(2, could_not_start(exc).encode())
     os._exit(127)
@@ -92,7 +93,8 @@ def could_not_start(exc: BaseException) -> str:
     return f"sandbox: could not start the solution: {exc!r}\n"
 
 
-def _start(spec: RunSpec) -> None:
+def _start(spec: RunSpec, code: CodeType | None) -> None:
+    """Start the target; a module job's solution as the gate compiled it (``code``)."""
     if spec.target == "exec":
         os.execve(spec.argv[0], spec.argv, spec.env)  # nosec B606 - the job's own argv, in the sandboxed child
     if spec.target == "syntax":
@@ -100,7 +102,7 @@ def _start(spec: RunSpec) -> None:
     os.environ.clear()
     os.environ.update(spec.env)
     if spec.target == "module":
-        harness.serve_module(spec.path, 3, MODULE_REPLY_FD, spec.prelude)
+        harness.serve_module(spec.path, 3, MODULE_REPLY_FD, spec.prelude, code)
     harness.run_program(spec.path)
 
 
@@ -113,35 +115,37 @@ def _become_child(fds: list[int]) -> list[int]:
     return list(range(len(fds)))
 
 
-def _syntax_error(path: str) -> str | None:
-    """What compiling the Python file says is wrong with it, as Python prints it; None if nothing."""
+def _compiled(path: str) -> tuple[CodeType | None, str | None]:
+    """The Python file compiled (:func:`.harness.compile_solution`), or what compiling it says is
+    wrong with it, as Python prints it."""
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
     try:
-        compile(source, path, "exec")
+        return harness.compile_solution(source, path), None
     except (SyntaxError, ValueError) as exc:  # a SyntaxError shows its line and where in it
         if isinstance(exc, SyntaxError):
             exc.filename = os.path.basename(path)
-        return "".join(traceback.format_exception_only(type(exc), exc))
-    return None
+        return None, "".join(traceback.format_exception_only(type(exc), exc))
 
 
 def _check_syntax(path: str) -> NoReturn:
     """The syntax-check child: the error on stderr and exit status 1, or exit status 0."""
-    error = _syntax_error(path)
+    _, error = _compiled(path)
     if error is not None:
         os.write(2, error.encode())
         os._exit(1)
     os._exit(0)
 
 
-def _syntax_gate(path: str, reply_fd: int) -> None:
-    """In a module job's child, before the solution loads: if the file does not compile, send
-    the compile error the syntax-check child would have printed, as the child's first frame, and exit."""
+def _syntax_gate(path: str, reply_fd: int) -> CodeType:
+    """In a module job's child, before the solution loads: the file compiled, which the solution
+    then runs from; if it does not compile, send the compile error the syntax-check child would
+    have printed, as the child's first frame, and exit."""
     try:
-        error = _syntax_error(path)
+        code, error = _compiled(path)
     except BaseException as exc:  # what enter() says of a child that fails before its target
-        error = could_not_start(exc)
-    if error is not None:
+        code, error = None, could_not_start(exc)
+    if code is None:
         protocol.write_frame_fd(reply_fd, {"ok": False, "compile_error": error})
         os._exit(1)
+    return code
