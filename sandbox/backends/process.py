@@ -42,6 +42,7 @@ class WorkerProcess:
         self._selector.register(self._stdout_fd, selectors.EVENT_READ)
         self._frames = protocol.FrameBuffer(protocol.REPLY_OVERHEAD)
         self._pipe = protocol.ReadBuffer(1 << 20)
+        self.cpu: int | None = None  # the CPU its pool pinned it to (WorkerPool), if any
         self.info = self.request({"op": "hello"}, timeout=start_timeout)
         if not self.info.get("ok"):
             raise WorkerGone(f"worker refused to start: {self.info}")

@@ -196,8 +196,9 @@ class Worker:
 
         With ``always`` (a measurement protocol's pinning) always; otherwise only when its pool
         has one worker per CPU (``workers``), where it places each worker's job on a CPU of
-        its own: a job's processes then wake each other on one CPU rather than across two,
-        and a run's extra threads cannot take time from another worker's run.  Compilers are
+        its own: a job's processes (and the parent's thread that drives the job, which the
+        pool keeps beside it) then wake each other on one CPU rather than across two, and a
+        run's extra threads cannot take time from another worker's run.  Compilers are
         never pinned.  Answers with the CPU, or None when the worker stays free.
         """
         if not always and workers != len(self.cpus):

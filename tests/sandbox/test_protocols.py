@@ -87,6 +87,30 @@ def test_one_worker_per_cpu_keeps_each_worker_and_its_runs_on_a_cpu_of_its_own()
         assert sb.run(code, {"mode": "stdio", "cases": [{"input": "", "output": str(cpus)}]}).passed
 
 
+def beside(expected: str) -> dict[str, str]:
+    """A trusted script check (it runs in the thread that drives the job) that asserts the CPUs
+    that thread may use: ``expected`` is an expression of the set it reads."""
+    return {"mode": "script", "entry_point": "f", "check": (
+        "import os\n"
+        "def check(candidate):\n"
+        "    cpus = os.sched_getaffinity(0)\n"
+        f"    assert candidate(1) == 1 and {expected}, cpus\n")}
+
+
+def test_the_thread_driving_a_job_runs_beside_its_pinned_worker_and_gets_its_cpus_back() -> None:
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: pinning changes nothing visible")
+    identity = "def f(x):\n    return x\n"
+    with Sandbox(workers=len(cpus)) as sb:  # one worker per CPU: each pinned to its own
+        results = [sb.run(identity, beside(f"len(cpus) == 1 and cpus < {cpus}")) for _ in range(3)]
+        assert os.sched_getaffinity(0) == cpus
+    assert all(r.passed for r in results), [r.feedback for r in results]
+    with Sandbox(workers=len(cpus) - 1) as sb:  # fewer: not pinned, the thread stays as it was
+        result = sb.run(identity, beside(f"cpus == {cpus}"))
+    assert result.passed, result.feedback
+
+
 def test_cli_run_with_monolith_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     solution, tests = tmp_path / "s.py", tmp_path / "t.json"
     solution.write_text("print(2 + 3)\n")
