@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future
 
 import psutil
 import pytest
@@ -37,7 +38,7 @@ from test_worker_faults import (
     worker_of,
 )
 
-from rewardkit.sandbox import Sandbox, Status, TestSuite
+from rewardkit.sandbox import ExecutionResult, Sandbox, Status, TestSuite
 
 # the descriptors a module run's first process holds: stdin, stdout, stderr, requests, replies
 FDS = TestSuite.from_dict({"mode": "call", "entry_point": "fds",
@@ -61,6 +62,23 @@ def forking_sandbox() -> Iterator[Sandbox]:
         yield sb
 
 
+@contextlib.contextmanager
+def sleeping_solution(sb: Sandbox) -> Iterator[tuple[psutil.Process, Future[ExecutionResult]]]:
+    """A call job whose solution sleeps, run in the background: the solution's process and the
+    job's future.  On the way out the solution is ended and the job waited for."""
+    tag = new_tag()
+    pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
+    try:
+        solution = find_process(tag)
+        try:
+            yield solution, future
+        finally:
+            end_process(solution)
+            future.result(timeout=60)
+    finally:
+        pool.shutdown()
+
+
 def fork_server_of(worker: psutil.Process) -> psutil.Process:
     """The worker's fork server."""
     servers = [p for p in worker.children() if FORK_SERVER_MARK in " ".join(command_line(p))]
@@ -71,39 +89,24 @@ def fork_server_of(worker: psutil.Process) -> psutil.Process:
 def test_a_worker_defers_to_its_runs_and_the_runs_are_sched_other() -> None:
     """The worker is SCHED_BATCH, so that a reply frame per call does not hand it the run's CPU
     each time; the runs, which inherit that, go back to SCHED_OTHER as they start."""
-    tag = new_tag()
     with Sandbox(workers=1) as sb:
         policy = sb.run(POLICY_CODE, POLICY)
         assert policy.passed, policy.feedback
-        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
-        solution = find_process(tag)
-        try:
-            worker = worker_of(solution)
-            assert os.sched_getscheduler(worker.pid) == os.SCHED_BATCH
+        with sleeping_solution(sb) as (solution, _):
+            assert os.sched_getscheduler(worker_of(solution).pid) == os.SCHED_BATCH
             assert os.sched_getscheduler(solution.pid) == os.SCHED_OTHER
-        finally:
-            end_process(solution)
-            future.result(timeout=60)
-            pool.shutdown()
 
 
 def test_a_run_is_the_fork_servers_child_and_holds_only_its_own_pipes() -> None:
-    tag = new_tag()
     with forking_sandbox() as sb:
         held = sb.run(FDS_CODE, FDS)
         assert held.passed, held.feedback
-        pool, future = run_in_background(sb, sleeper("call", tag), SUITES["call"])
-        solution = find_process(tag)
-        try:
-            worker = worker_of(solution)
-            server = fork_server_of(worker)
+        with sleeping_solution(sb) as (solution, future):
+            server = fork_server_of(worker_of(solution))
             assert solution.ppid() == server.pid
             assert server.uids().real == 0 and solution.uids().real != 0
             solution.kill()
             assert not future.result(timeout=60).passed
-        finally:
-            pool.shutdown()
-            end_process(solution)
 
 
 def test_the_fork_server_and_its_runs_end_with_their_worker() -> None:
