@@ -247,13 +247,14 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool,
     names = sorted(k for k, v in namespace.items()
                    if getattr(v, "__module__", None) == MODULE_NAME and callable(v))
     _reply(rpc_out, {"ok": True, "names": names})
+    nodes = mentions_nodes(code)
     while True:
         try:
             request = protocol.read_frame(requests)
         except protocol.ProtocolError:
             break
         for call in _calls(request):
-            _reply(rpc_out, _answer(namespace, call, path))
+            _reply(rpc_out, _answer(namespace, call, path, nodes))
     _flush()
     os._exit(0)
 
@@ -334,12 +335,16 @@ def _solution_frames(frames: traceback.StackSummary, path: str) -> list[tracebac
     return kept
 
 
-def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str) -> dict[str, Any]:
+def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str,
+            nodes: bool = True) -> dict[str, Any]:
+    """Make one call; ``nodes``: the solution may take TreeNode or ListNode arguments
+    (:func:`mentions_nodes`)."""
     try:
         target = _resolve(namespace, str(request["name"]))
         args = protocol.decode_value(request.get("args", []))
         kwargs = protocol.decode_value(request.get("kwargs", {"dict": []}))
-        args = _convert_args(target, args)
+        if nodes:
+            args = _convert_args(target, args)
         value = target(*args, **kwargs)
         if value is None and request.get("return_arg") is not None:
             value = args[int(request["return_arg"])]
@@ -379,6 +384,27 @@ def _convert_args(target: Any, args: list[Any]) -> list[Any]:
         else:
             converted[index] = list_to_linked(converted[index])
     return converted
+
+
+def mentions_nodes(code: types.CodeType) -> bool:
+    """Whether the solution's code names TreeNode or ListNode anywhere: among the names it
+    reads (an annotation ``Optional[TreeNode]``, nested classes and functions included) or in
+    a string (a string annotation, or every annotation under ``from __future__ import
+    annotations``).  When it does not, none of its parameters is annotated
+    with one, and their type hints need not be read: reading them, once a run, costs more
+    than a small call."""
+    pending: list[Any] = [code]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "TreeNode" in item or "ListNode" in item:
+                return True
+        elif isinstance(item, types.CodeType):
+            pending += item.co_names
+            pending += item.co_consts
+        elif isinstance(item, (tuple, frozenset)):  # a function's string annotations, as a tuple
+            pending += item
+    return False
 
 
 _NODE_ARGUMENTS: dict[Any, tuple[tuple[int, str], ...]] = {}  # function -> what _node_arguments said

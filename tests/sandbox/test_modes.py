@@ -112,6 +112,27 @@ def test_call_mode_tree_and_list_nodes(sandbox: Sandbox) -> None:
     assert sandbox.run(code, reverse).passed
 
 
+DEPTH = ("    def maxDepth(self, root: ANNOTATION) -> int:\n"
+         "        return 0 if not root else 1 + max(self.maxDepth(root.left), self.maxDepth(root.right))\n")
+
+
+@pytest.mark.parametrize("annotation", ["Optional[TreeNode]", "'Optional[TreeNode]'", "'TreeNode'",
+                                        "future", "helper"])
+def test_a_tree_parameter_is_found_however_it_is_annotated(sandbox: Sandbox, annotation: str) -> None:
+    """A string annotation, every annotation under the solution's own ``from __future__ import
+    annotations``, and a method of a class nested in a helper function are read too."""
+    suite = TestSuite.from_dict({"mode": "call", "entry_point": "Solution.maxDepth", "cases": [
+        {"args": [[3, 9, 20, None, None, 15, 7]], "expected": 3}, {"args": [[]], "expected": 0}]})
+    solution = "class Solution:\n" + DEPTH.replace("ANNOTATION", annotation)
+    if annotation == "future":
+        solution = "from __future__ import annotations\n" + solution.replace("future", "Optional[TreeNode]")
+    if annotation == "helper":
+        nested = "".join(f"    {line}\n" for line in solution.replace("helper", "TreeNode").splitlines())
+        solution = f"def make():\n{nested}    return Solution\nSolution = make()\n"
+    result = sandbox.run(solution, suite)
+    assert result.passed, result.feedback
+
+
 def test_call_mode_in_place_argument(sandbox: Sandbox) -> None:
     suite = TestSuite.from_dict({"mode": "call", "entry_point": "Solution.sortColors", "cases": [
         {"args": [[2, 0, 1]], "expected": [0, 1, 2], "return_arg": 0}]})
