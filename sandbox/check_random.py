@@ -37,10 +37,11 @@ def private_random(seed: int) -> types.ModuleType:
 
 
 def check_builtins(seed: int, importer: Importer = builtins.__import__,
-                   overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+                   overrides: dict[str, Any] | None = None,
+                   seeded: Callable[[], None] | None = None) -> dict[str, Any]:
     """Builtins for a check's namespace: ``import random`` gives :func:`private_random` (made
-    at the first such import, one module per call of this function), any other import goes to
-    ``importer``; ``overrides`` replace builtins by name."""
+    at the first such import, one module per call of this function, which ``seeded`` is told
+    of), any other import goes to ``importer``; ``overrides`` replace builtins by name."""
     own: list[types.ModuleType] = []
 
     def import_(name: str, globals: Any = None, locals: Any = None,
@@ -48,6 +49,8 @@ def check_builtins(seed: int, importer: Importer = builtins.__import__,
         if name == "random" and level == 0:
             if not own:
                 own.append(private_random(seed))
+                if seeded is not None:
+                    seeded()
             return own[0]
         return importer(name, globals, locals, fromlist, level)
 

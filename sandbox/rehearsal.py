@@ -41,6 +41,7 @@ import functools
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, NoReturn, TypeVar
@@ -117,36 +118,57 @@ BUDGET_S = 0.05
 _GIVEN_UP: collections.OrderedDict[str, None] = collections.OrderedDict()  # checks, by source
 
 
+_SEEDLESS: collections.OrderedDict[tuple[str, str | None, str, int], Rehearsal] = collections.OrderedDict()
+
+
 def give_up(check: str) -> None:
     """Rehearse ``check`` no more (it left its rehearsal, or took too long to rehearse); the
     latest :data:`SUITE_CACHE` such checks are kept."""
-    _GIVEN_UP[check] = None
-    while len(_GIVEN_UP) > SUITE_CACHE:
+    _keep(_GIVEN_UP, check, None)
+
+
+def _keep(kept: collections.OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """``kept[key] = value``, the latest :data:`SUITE_CACHE` keys kept."""
+    kept[key] = value
+    while len(kept) > SUITE_CACHE:
         with contextlib.suppress(KeyError):  # another thread took the oldest first
-            _GIVEN_UP.popitem(last=False)
+            kept.popitem(last=False)
 
 
 def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int) -> Rehearsal | None:
     """Run ``check(candidate)`` once with a candidate that writes its calls down, at most
     ``limit`` of them, drawing random numbers from ``seed`` (:mod:`.check_random`); None when
     the check cannot be rehearsed (it has ``try`` or ``with``, asserts are compiled out, or it
-    was given up, :func:`give_up`).  A rehearsal over :data:`BUDGET_S` gives its check up."""
+    was given up, :func:`give_up`).  A rehearsal over :data:`BUDGET_S` gives its check up.
+
+    A rehearsal that imported no ``random`` makes the same calls whatever the seed: it is
+    kept (the latest :data:`SUITE_CACHE`) and handed out again, so that a check judged many
+    times (a prompt's completions in a training step) is rehearsed once.  Were a kept one
+    wrong, the check would leave it, and be judged again unrehearsed, as any other."""
     if check in _GIVEN_UP:
         return None
+    key = (check, definitions, entry, limit)
+    kept = _SEEDLESS.get(key)
+    if kept is not None:
+        return kept
+    seeded: list[bool] = []
     started = time.thread_time()
-    rehearsal = _rehearse(check, definitions, entry, seed, limit)
+    rehearsal = _rehearse(check, definitions, entry, seed, limit, lambda: seeded.append(True))
     if time.thread_time() - started > BUDGET_S:
         give_up(check)
+    elif rehearsal is not None and not seeded:
+        _keep(_SEEDLESS, key, rehearsal)
     return rehearsal
 
 
-def _rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int) -> Rehearsal | None:
+def _rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int,
+              seeded: Callable[[], None]) -> Rehearsal | None:
     code = _rehearsal_code(check, definitions)
     if code is None:
         return None
     recorder = _Recorder(entry, limit)
     overrides = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
-    namespace: dict[str, Any] = {"__builtins__": check_builtins(seed, _pure_import, overrides),
+    namespace: dict[str, Any] = {"__builtins__": check_builtins(seed, _pure_import, overrides, seeded),
                                  "__name__": "__check__", _ASSERT: _assert, _KNOWN: _known}
     try:
         if code.definitions is not None:

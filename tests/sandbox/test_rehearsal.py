@@ -47,6 +47,17 @@ def test_a_loop_of_random_calls_is_written_down_whole_and_the_same_for_a_seed() 
     assert calls_of(*RANDOM_LOOP, seed=8) != first
 
 
+def test_a_check_that_imports_no_random_is_rehearsed_once_for_every_seed() -> None:
+    """Its calls do not depend on the seed: the rehearsal is kept and handed out again; a check
+    that imports random is rehearsed with each job's seed."""
+    fixed = check("for a in range(20):", "    assert candidate(a, 1) == a + 1")
+    first = rehearse(fixed, None, "add", 1, 256)
+    assert first is not None and first.whole and len(first.calls) == 20
+    assert rehearse(fixed, None, "add", 2, 256) is first
+    drawn = check(*RANDOM_LOOP)
+    assert rehearse(drawn, None, "add", 1, 256) is not rehearse(drawn, None, "add", 1, 256)
+
+
 @pytest.mark.parametrize("test", [
     "candidate(1, 0) == 1", "abs(candidate(1, 0) - 1) < 1e-9", "candidate(1, 0) is not None",
     "isinstance(candidate(1, 0), int)", "sorted(candidate(1, 0)) == [1]", "candidate(1, 0)",
