@@ -41,7 +41,6 @@ import functools
 import re
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, NoReturn, TypeVar
@@ -153,7 +152,9 @@ def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: 
         return kept
     seeded: list[bool] = []
     started = time.thread_time()
-    rehearsal = _rehearse(check, definitions, entry, seed, limit, lambda: seeded.append(True))
+    overrides = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
+    names = check_builtins(seed, _pure_import, overrides, lambda: seeded.append(True))
+    rehearsal = _rehearse(check, definitions, entry, limit, names)
     if time.thread_time() - started > BUDGET_S:
         give_up(check)
     elif rehearsal is not None and not seeded:
@@ -161,15 +162,14 @@ def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: 
     return rehearsal
 
 
-def _rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: int,
-              seeded: Callable[[], None]) -> Rehearsal | None:
+def _rehearse(check: str, definitions: str | None, entry: str, limit: int,
+              builtins_: dict[str, Any]) -> Rehearsal | None:
     code = _rehearsal_code(check, definitions)
     if code is None:
         return None
     recorder = _Recorder(entry, limit)
-    overrides = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
-    namespace: dict[str, Any] = {"__builtins__": check_builtins(seed, _pure_import, overrides, seeded),
-                                 "__name__": "__check__", _ASSERT: _assert, _KNOWN: _known}
+    namespace: dict[str, Any] = {"__builtins__": builtins_, "__name__": "__check__",
+                                 _ASSERT: _assert, _KNOWN: _known}
     try:
         if code.definitions is not None:
             exec(code.definitions, namespace)  # nosec B102 - the suite's trusted source, its effects stopped
