@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
 
+from .runtime import compile_plain
 from .suite import SUITE_CACHE
 
 
@@ -51,12 +52,12 @@ _BINDING = frozenset({"STORE_NAME", "STORE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM"
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def check_code(check: str, definitions: str | None) -> CheckCode:
     """The :class:`CheckCode` of a check and its definitions (kept for :data:`SUITE_CACHE` suites)."""
-    checked = compile(check, "<check>", "exec", dont_inherit=True)  # not our __future__
+    checked = compile_plain(check, "<check>")
     if definitions is None:
         names = _names_in([checked])
         return CheckCode(checked, None, names, names, frozenset())
     tree = ast.parse(definitions, "<definitions>")
-    top = compile(tree, "<definitions>", "exec", dont_inherit=True)
+    top = compile_plain(tree, "<definitions>")
     functions = [const for const in top.co_consts if isinstance(const, CodeType)]
     read = frozenset(op.argval for op in dis.get_instructions(top)
                      if op.opcode in dis.hasname and op.opname not in _BINDING)

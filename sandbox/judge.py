@@ -37,7 +37,7 @@ from .link import Link, Transport, WorkerFault, clip
 from .prefetch import opening_calls
 from .referee import Referee
 from .rehearsal import Rehearsal, give_up, rehearse
-from .runtime import protocol
+from .runtime import compile_plain, protocol
 from .runtime.apps import apps_program
 from .runtime.languages import resolve_language
 from .suite import COMPARES, SUITE_CACHE, Case, TestSuite
@@ -357,7 +357,7 @@ def normalize_output(text: str) -> str:
 @functools.lru_cache(maxsize=SUITE_CACHE)
 def _evaluator(source: str) -> Callable[[str, str], Any]:
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "__evaluator__"}
-    exec(compile(source, "<evaluator>", "exec", dont_inherit=True), namespace)  # nosec B102 - the suite's trusted evaluator
+    exec(compile_plain(source, "<evaluator>"), namespace)  # nosec B102 - the suite's trusted evaluator
     if not callable(namespace.get("evaluate")):
         raise ValueError("the evaluator source must define evaluate(expected, actual)")
     return namespace["evaluate"]  # type: ignore[no-any-return]

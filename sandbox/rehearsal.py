@@ -46,7 +46,7 @@ from types import CodeType
 from typing import Any, NoReturn, TypeVar
 
 from .check_random import check_builtins
-from .runtime import protocol
+from .runtime import compile_plain, protocol
 from .suite import SUITE_CACHE
 
 # Modules a rehearsal may import: the standard library's pure ones (a check imports them
@@ -263,8 +263,7 @@ def _rehearsal_code(check: str, definitions: str | None) -> _Code | None:
             isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.NamedExpr))
             for tree in trees for node in ast.walk(tree)):
         return None
-    compiled = [compile(_rewrite(tree, _IDENTITY.search(source) is not None), "<rehearsal>", "exec",
-                        dont_inherit=True)
+    compiled = [compile_plain(_rewrite(tree, _IDENTITY.search(source) is not None), "<rehearsal>")
                 for tree, source in zip(trees, sources, strict=True)]
     return _Code(compiled[0] if definitions is not None else None, compiled[-1])
 

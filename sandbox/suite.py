@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .evalplus_match import ORACLES
-from .runtime import protocol
+from .runtime import compile_plain, protocol
 
 MODES = ("stdio", "call", "script", "unittest")
 COMPARES = ("values", "evalplus", "apps")  # a call suite's ``compare``: how a returned value is judged
@@ -236,6 +236,6 @@ def _unittest_fields(check: Any, edition: Any) -> None:
 
 def _compiles(name: str, source: str) -> None:
     try:
-        compile(source, f"<{name}>", "exec", dont_inherit=True)
+        compile_plain(source, f"<{name}>")
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise SuiteError(f"the suite's {name} source does not compile: {type(exc).__name__}: {exc}") from exc

@@ -6,6 +6,23 @@ image has nothing but ``python3`` (docker backend).  The parent process imports
 the same modules for the wire protocol, so both ends always agree.
 """
 
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ast
+
+
+def compile_plain(source: str | ast.Module, filename: str) -> types.CodeType:
+    """Code from outside rewardkit (a solution, a suite's check, definitions or evaluator)
+    compiled as plain Python compiles it.  ``compile`` would otherwise pass on the caller's
+    ``__future__`` imports, and rewardkit's modules import ``annotations``: an annotation
+    naming an undefined name would then load where human-eval, EvalPlus and APPS stop with
+    NameError."""
+    return compile(source, filename, "exec", dont_inherit=True)
+
 
 # Where runs see these files: docker mounts them here, and the local backend's filesystem
 # view shows them here, apart from the rest of rewardkit (which runs never see).

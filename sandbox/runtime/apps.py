@@ -20,6 +20,8 @@ import sys
 import types
 from typing import Any
 
+from . import compile_plain
+
 APPS_MARKER = "def _rewardkit_apps_program():  # a stdin program run as APPS's harness runs it"
 _APPS_SOURCE = "SOURCE = "
 APPS_PRELUDE = """import sys, time, itertools, collections, math, fractions, random, heapq
@@ -106,7 +108,7 @@ def _as_function(source: str, path: str) -> types.CodeType:
                                                                   kw_defaults=[], defaults=[]),
                                body=declared + (body or [ast.Pass()]), decorator_list=[], lineno=1)
     module = ast.Module(body=[*future, function], type_ignores=[])
-    return compile(ast.fix_missing_locations(module), path, "exec", dont_inherit=True)  # not our __future__
+    return compile_plain(ast.fix_missing_locations(module), path)
 
 
 class _ModuleLevel(ast.NodeTransformer):

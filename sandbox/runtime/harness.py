@@ -28,7 +28,7 @@ import types
 import typing
 from typing import Any
 
-from . import apps, protocol
+from . import apps, compile_plain, protocol
 
 MODULE_NAME = "solution"
 MAX_NODES = 1_000_000
@@ -200,7 +200,7 @@ def run_program(path: str) -> None:
         module = _new_module("__main__", path)
         apps_source = apps.program_source(source)
         if apps_source is None:
-            exec(compile_solution(source, path), module.__dict__)  # nosec B102 - runs the solution, sandboxed
+            exec(compile_plain(source, path), module.__dict__)  # nosec B102 - runs the solution, sandboxed
         else:
             apps.run(apps_source, path, module.__dict__)
     except SystemExit as exc:
@@ -210,13 +210,6 @@ def run_program(path: str) -> None:
         status = 1
     _flush()
     os._exit(status)
-
-
-def compile_solution(source: str, path: str) -> types.CodeType:
-    """A solution's ``source`` (its file is ``path``) compiled as plain Python compiles it: not
-    under this module's ``__future__`` imports, which ``compile`` would otherwise pass on (under
-    ``annotations``, an annotation naming an undefined name loads instead of raising NameError)."""
-    return compile(source, path, "exec", dont_inherit=True)
 
 
 def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool,
@@ -230,7 +223,7 @@ def serve_module(path: str, rpc_in: int, rpc_out: int, prelude: bool,
     try:
         if code is None:
             with open(path, encoding="utf-8") as handle:
-                code = compile_solution(handle.read(), path)
+                code = compile_plain(handle.read(), path)
         module = _new_module(MODULE_NAME, path)
         namespace = module.__dict__
         if prelude:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, NoReturn
 
-from . import harness, isolation, protocol
+from . import compile_plain, harness, isolation, protocol
 from .accounting import RunGroup
 
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
@@ -116,12 +116,12 @@ def _become_child(fds: list[int]) -> list[int]:
 
 
 def _compiled(path: str) -> tuple[CodeType | None, str | None]:
-    """The Python file compiled (:func:`.harness.compile_solution`), or what compiling it says is
-    wrong with it, as Python prints it."""
+    """The Python file compiled (:func:`.compile_plain`), or what compiling it says is wrong
+    with it, as Python prints it."""
     with open(path, encoding="utf-8") as handle:
         source = handle.read()
     try:
-        return harness.compile_solution(source, path), None
+        return compile_plain(source, path), None
     except (SyntaxError, ValueError) as exc:  # a SyntaxError shows its line and where in it
         if isinstance(exc, SyntaxError):
             exc.filename = os.path.basename(path)
