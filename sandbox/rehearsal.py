@@ -152,8 +152,7 @@ def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: 
         return kept
     seeded: list[bool] = []
     started = time.thread_time()
-    overrides = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
-    names = check_builtins(seed, _pure_import, overrides, lambda: seeded.append(True))
+    names = check_builtins(seed, _pure_import, _OVERRIDES, lambda: seeded.append(True))
     rehearsal = _rehearse(check, definitions, entry, limit, names)
     if time.thread_time() - started > BUDGET_S:
         give_up(check)
@@ -239,6 +238,10 @@ def _callable(value: Any) -> bool:
 
 def _id(value: Any) -> int:
     return id(_known(value))
+
+
+# the builtins a rehearsal replaces: an effect stops it; these three, given a result, use it (_known)
+_OVERRIDES = dict.fromkeys(EFFECTS, _stop) | {"isinstance": _isinstance, "callable": _callable, "id": _id}
 
 
 def _pure_import(name: str, globals: Any = None, locals: Any = None,

@@ -328,8 +328,7 @@ def _solution_frames(frames: traceback.StackSummary, path: str) -> list[tracebac
     return kept
 
 
-def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str,
-            nodes: bool = True) -> dict[str, Any]:
+def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str, nodes: bool) -> dict[str, Any]:
     """Make one call; ``nodes``: the solution may take TreeNode or ListNode arguments
     (:func:`mentions_nodes`)."""
     try:

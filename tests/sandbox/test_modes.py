@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
+from rewardkit.sandbox.runtime import compile_plain
+from rewardkit.sandbox.runtime.harness import mentions_nodes
 
 ADD_STDIO = TestSuite.from_dict({"mode": "stdio", "cases": [
     {"input": "1 2\n", "output": "3\n"},
@@ -131,6 +133,13 @@ def test_a_tree_parameter_is_found_however_it_is_annotated(sandbox: Sandbox, ann
         solution = f"def make():\n{nested}    return Solution\nSolution = make()\n"
     result = sandbox.run(solution, suite)
     assert result.passed, result.feedback
+
+
+def test_a_node_name_kept_only_in_a_folded_tuple_is_seen() -> None:
+    """Python 3.12 drops string constants that only a folded tuple uses (a function's string
+    annotations are folded so); the name is found there too."""
+    assert mentions_nodes(compile_plain('x = ("Optional[TreeNode]",)', "s.py"))
+    assert not mentions_nodes(compile_plain('x = ("Optional[Tree]",)', "s.py"))
 
 
 def test_call_mode_in_place_argument(sandbox: Sandbox) -> None:
