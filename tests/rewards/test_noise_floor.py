@@ -61,22 +61,48 @@ def scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],
         completions=copies, tests=[tests] * len(copies), baseline_code=[code] * len(copies))
 
 
+def steady_scores(objective: str, sandbox: Sandbox, code: str, tests: dict[str, Any], label: str,
+                  wanted: int = 5, attempts: int = 20) -> list[float]:
+    """``wanted`` scores of fresh copies of ``code``, each against a fresh baseline, taken where
+    the machine held its speed: the baseline measured once more right after the copy agrees
+    with its first measurement within the floor.  Fails when ``attempts`` give fewer.
+    """
+    kept: list[float] = []
+    for n in range(attempts):
+        reward = rewards.efficiency(objective, engine=Engine(sandbox=sandbox))
+        [result] = reward.score([{"completion": wrap(f"{code}# {label}, measured again ({n})\n"),
+                                  "tests": tests, "baseline_code": code}])
+        info = result.info[f"efficiency_{objective}"]
+        again = Metrics.from_result(sandbox.run(f"{code}# {label}, baseline again ({n})\n", tests))
+        assert again.passed, again
+        if abs(again.value(objective) - info["e_in"]) < info["noise_floor"] * info["e_in"]:
+            kept.append(result.components[f"efficiency_{objective}"])
+            if len(kept) == wanted:
+                return kept
+    raise AssertionError(f"{objective}: the baseline measured twice around a copy disagreed beyond the "
+                         f"floor in {attempts - len(kept)} of {attempts} tries (the machine's speed kept "
+                         f"changing, or the floor is below the meter's noise): {kept}")
+
+
 def test_identical_work_scores_exactly_zero(engine: Engine, sandbox: Sandbox) -> None:
     """Every copy scores zero, or, where the host spoiled a measurement, zero in at least four
-    of five measurements more, each against a fresh measurement of the baseline.
+    of five measurements more, each against a fresh measurement of the baseline, taken while
+    the machine held its speed.
 
     A VM whose host takes its CPUs for a second at a time makes the same program run slower
     for several runs in a row (seen here: a 35 ms loop measured 55-63 ms in 2 to 7 runs of 40
-    to 80, in the program's own user time), which no noise floor covers.  A floor or a
-    measurement that is wrong for identical work scores it non-zero every time, and fails.
+    to 80, in the program's own user time; in CI a copy measured 1.9x its baseline and two of
+    five copies more 1.3-1.5x), which no noise floor covers.  A measurement taken in such a
+    spell shows as a baseline that disagrees with itself measured again right after the copy,
+    and is not counted.  A floor or a measurement that is wrong for identical work scores it
+    non-zero on a steady machine too, and fails.
     """
     for objective, code, tests in (("time", LOOP, LOOP_TESTS), ("memory", ALLOC, ALLOC_TESTS)):
         # each copy differs only in a comment, so each is run (three times) apart from the baseline
         copies = [wrap(f"{code}# copy {k}\n") for k in range(6)]
         for k, value in enumerate(scores(objective, engine, code, tests, copies)):
             if value != 0.0:
-                again = [scores(objective, Engine(sandbox=sandbox), code, tests,
-                                [wrap(f"{code}# copy {k}, measured again ({n})\n")])[0] for n in range(5)]
+                again = steady_scores(objective, sandbox, code, tests, f"copy {k}")
                 assert again.count(0.0) >= 4, (objective, k, value, again)
 
 
