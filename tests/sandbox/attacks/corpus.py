@@ -442,12 +442,14 @@ def shm_segment(key, create):
     return _libc.shmget(key, 4096 if create else 0, (IPC_CREAT | 0o600) if create else 0)
 '''
 
-PROBE_WRITABLE = _PLACES + """
-found, complete = places(budget_s=20.0)
-print(json.dumps({"writable": found, "complete": complete, "uid": os.getuid(), "cwd": os.getcwd()}))
+PROBE_BUDGET_S = 20.0
+PROBE_WRITABLE = _PLACES + f"""
+found, complete = places(budget_s={PROBE_BUDGET_S})
+print(json.dumps(dict(writable=found, complete=complete, uid=os.getuid(), cwd=os.getcwd())))
 """
 """Walks the whole file system as the sandbox user and prints, as JSON, every directory it can
-write to (``writable``), whether the walk finished (``complete``), its uid and its work dir."""
+write to (``writable``), whether the walk finished (``complete``), its uid and its work dir.  The
+walk stops after :data:`PROBE_BUDGET_S`: run the probe with a case time limit above that."""
 
 
 def marker_name(token: str) -> str:

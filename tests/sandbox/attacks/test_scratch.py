@@ -40,6 +40,9 @@ TMPFS_PLACES = ("/dev/shm", "/tmp")  # nosec B108 - paths inside the sandbox
 TMPFS_CASES = [(backend, place) for backend in BACKENDS for place in TMPFS_PLACES
                if not (backend.startswith("docker") and place == "/dev/shm")]
 PEAK_FLOOR_KB = 140 * 1024
+# the probe's walk stops at its own budget (corpus.PROBE_BUDGET_S), well inside its case's time:
+# a walk of a cold file system (a fresh CI machine) outlasted the default 10 s
+PROBE_LIMITS = Limits(time_s=3 * corpus.PROBE_BUDGET_S)
 
 
 @pytest.fixture
@@ -48,10 +51,11 @@ def token() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def run_and_read(sandbox: Sandbox, code: str, out: Path) -> tuple[Status, object]:
+def run_and_read(sandbox: Sandbox, code: str, out: Path,
+                 limits: Limits | None = None) -> tuple[Status, object]:
     """Run a program that prints JSON; its status and its parsed output (None if it printed none)."""
     out.unlink(missing_ok=True)
-    result = sandbox.run(code, TestSuite.from_dict(corpus.recording_suite(str(out))))
+    result = sandbox.run(code, TestSuite.from_dict(corpus.recording_suite(str(out))), limits=limits)
     text = out.read_text().strip() if out.exists() else ""
     try:
         return result.status, json.loads(text.splitlines()[-1]) if text else None
@@ -65,7 +69,7 @@ _probed: dict[int, list[str]] = {}
 def writable_places(sandbox: Sandbox, tmp_path: Path, record: Recorder) -> list[str]:
     """The directories the probe found writable in this sandbox (probed once per sandbox)."""
     if id(sandbox) not in _probed:
-        status, report = run_and_read(sandbox, corpus.PROBE_WRITABLE, tmp_path / "probe.json")
+        status, report = run_and_read(sandbox, corpus.PROBE_WRITABLE, tmp_path / "probe.json", PROBE_LIMITS)
         assert status == Status.PASSED and isinstance(report, dict), f"the probe failed: {status}"
         _probed[id(sandbox)] = list(report["writable"])
     record("writable", _probed[id(sandbox)])
