@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from steady import steady_scores, wrap
 
 from rewardkit import rewards
 from rewardkit.rewards import Engine, Metrics
@@ -34,10 +35,6 @@ TINY_TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n
                                          for n in (3, 100, 1000)]}
 
 
-def wrap(code: str) -> str:
-    return f"<thinking>plan</thinking>\n<solution>\n```python\n{code}```\n</solution>"
-
-
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[Sandbox]:
     with Sandbox(workers=2, repeats=3) as sb:
@@ -59,33 +56,6 @@ def scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],
     """The efficiency reward of each copy of ``code`` against ``code`` itself as the baseline."""
     return rewards.efficiency(objective, engine=engine)(
         completions=copies, tests=[tests] * len(copies), baseline_code=[code] * len(copies))
-
-
-def steady_scores(objective: str, sandbox: Sandbox, code: str, tests: dict[str, Any], label: str,
-                  wanted: int = 5, attempts: int = 20) -> list[float]:
-    """``wanted`` scores of fresh copies of ``code``, each against a fresh baseline, taken where
-    the machine held its speed: the baseline and the copy, each measured once more right after
-    the reward measured them, agree with their first measurements within the floor.  Fails
-    when ``attempts`` give fewer.
-    """
-    kept: list[float] = []
-    for n in range(attempts):
-        copy = f"{code}# {label}, measured again ({n})\n"
-        reward = rewards.efficiency(objective, engine=Engine(sandbox=sandbox))
-        [result] = reward.score([{"completion": wrap(copy), "tests": tests, "baseline_code": code}])
-        info = result.info[f"efficiency_{objective}"]
-        tolerance = info["noise_floor"] * info["e_in"]
-        firsts = (info["e_in"], info["e_out"])
-        again = [Metrics.from_result(sandbox.run(f"{program}# and again\n", tests))
-                 for program in (code, copy)]
-        assert all(m.passed for m in again), again
-        if all(abs(m.value(objective) - first) < tolerance for m, first in zip(again, firsts, strict=True)):
-            kept.append(result.components[f"efficiency_{objective}"])
-            if len(kept) == wanted:
-                return kept
-    raise AssertionError(f"{objective}: the baseline or the copy measured again disagreed with itself "
-                         f"beyond the floor in {attempts - len(kept)} of {attempts} tries (the machine's "
-                         f"speed kept changing, or the floor is below the meter's noise): {kept}")
 
 
 def test_identical_work_scores_exactly_zero(engine: Engine, sandbox: Sandbox) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 import pytest
 from killer import children_with
+from steady import steady_scores, wrap
 
 from rewardkit import rewards
 from rewardkit.analyzers import QualityReport, ToolError, analyze
@@ -29,10 +30,6 @@ TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1)
 FAST = "n = int(input())\nprint(n * (n + 1) // 2)\n"
 SLOW = "n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\nprint(total)\n"
 PARTIAL = "n = int(input())\nprint(6 if n == 3 else 5050 if n == 100 else 0)\n"
-
-
-def wrap(code: str) -> str:
-    return f"<thinking>plan</thinking>\n<solution>\n```python\n{code}```\n</solution>"
 
 
 def test_cisq_grpo_is_the_weighted_sum(engine: Engine) -> None:
@@ -73,12 +70,10 @@ def test_efficiency_separates_fast_from_slow(engine: Engine, sandbox: Sandbox) -
     assert fast is not None and fast > 0.5
     assert same == 0.0  # the baseline itself is run once and shared
     if renamed is None or abs(renamed) >= 0.25:
-        # a VM host that slows a run for a second at a time (tests/rewards/test_noise_floor.py):
-        # measured again, five times, each time against a fresh measurement of the baseline
-        again = [rewards.efficiency("time", engine=Engine(sandbox=sandbox))(
-            completions=[wrap(SLOW + f"# same, again {n}\n")], tests=[TESTS], baseline_code=[SLOW])[0]
-            for n in range(5)]
-        assert sum(v is not None and abs(v) < 0.25 for v in again) >= 4, (renamed, again)
+        # a VM host that slows a run for a second at a time: measured again while the machine
+        # holds its speed, each time against a fresh measurement of the baseline
+        again = steady_scores("time", sandbox, SLOW, TESTS, "same")
+        assert sum(abs(v) < 0.25 for v in again) >= 4, (renamed, again)
 
 
 def test_rlef_binary_and_percentile(engine: Engine) -> None:
