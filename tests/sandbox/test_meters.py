@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from rewardkit.sandbox import Sandbox, TestSuite
@@ -15,11 +17,15 @@ def loop(n: int) -> str:
 
 def test_time_follows_the_work_not_the_start_up(sandbox: Sandbox) -> None:
     trivial = sandbox.run("print('ok')", ONE)
-    small = sandbox.run(loop(500_000), ONE)
-    large = sandbox.run(loop(2_000_000), ONE)
-    assert trivial.passed and small.passed and large.passed
-    assert trivial.time_s < 0.02  # a fresh interpreter alone costs more than this here
-    assert 2.5 < large.time_s / small.time_s < 6
+    assert trivial.passed and trivial.time_s < 0.02  # a fresh interpreter alone costs more than this
+    # the median of five pairs: a VM host that slows every run for a second (a program measured
+    # 1.9x its own time in CI) can spoil a pair or two, not the median
+    ratios = []
+    for _ in range(5):
+        small, large = sandbox.run(loop(500_000), ONE), sandbox.run(loop(2_000_000), ONE)
+        assert small.passed and large.passed
+        ratios.append(large.time_s / small.time_s)
+    assert 2.5 < statistics.median(ratios) < 6, ratios
 
 
 def test_peak_memory_and_integral_follow_the_allocation(sandbox: Sandbox) -> None:
