@@ -115,8 +115,7 @@ class _Code:
 # trips it saves (a few tenths of a millisecond each): its check is not rehearsed again.
 BUDGET_S = 0.05
 _GIVEN_UP: collections.OrderedDict[str, None] = collections.OrderedDict()  # checks, by source
-
-
+# rehearsals that imported no random, by (check, definitions, entry, limit): the same for any seed
 _SEEDLESS: collections.OrderedDict[tuple[str, str | None, str, int], Rehearsal] = collections.OrderedDict()
 
 
@@ -150,22 +149,21 @@ def rehearse(check: str, definitions: str | None, entry: str, seed: int, limit: 
     kept = _SEEDLESS.get(key)
     if kept is not None:
         return kept
+    code = _rehearsal_code(check, definitions)
+    if code is None:
+        return None
     seeded: list[bool] = []
     started = time.thread_time()
     names = check_builtins(seed, _pure_import, _OVERRIDES, lambda: seeded.append(True))
-    rehearsal = _rehearse(check, definitions, entry, limit, names)
+    rehearsal = _rehearse(code, entry, limit, names)
     if time.thread_time() - started > BUDGET_S:
         give_up(check)
-    elif rehearsal is not None and not seeded:
+    elif not seeded:
         _keep(_SEEDLESS, key, rehearsal)
     return rehearsal
 
 
-def _rehearse(check: str, definitions: str | None, entry: str, limit: int,
-              builtins_: dict[str, Any]) -> Rehearsal | None:
-    code = _rehearsal_code(check, definitions)
-    if code is None:
-        return None
+def _rehearse(code: _Code, entry: str, limit: int, builtins_: dict[str, Any]) -> Rehearsal:
     recorder = _Recorder(entry, limit)
     namespace: dict[str, Any] = {"__builtins__": builtins_, "__name__": "__check__",
                                  _ASSERT: _assert, _KNOWN: _known}
