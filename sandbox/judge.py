@@ -24,6 +24,7 @@ import keyword
 import math
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -274,9 +275,22 @@ def _planned_calls(suite: TestSuite, limits: Limits, meter: str, suite_code: Sui
     if meter != "instructions" and limits.suite_time_s is None:
         rehearsal = suite_code.rehearse(CALLS_PER_FRAME)
         if rehearsal is not None and rehearsal.calls:
-            return _encoded_opening([list(call) for call in rehearsal.calls], list(rehearsal.encoded),
-                                    rehearsal.whole, rehearsed=True)
+            return _rehearsed_opening(rehearsal)
     return _static_opening(suite)
+
+
+# the opening of each rehearsal still held: a kept one (a check that imports no random) is
+# encoded once for all its jobs, and a seeded one's entry goes with it
+_REHEARSED: weakref.WeakKeyDictionary[Rehearsal, _Opening] = weakref.WeakKeyDictionary()
+
+
+def _rehearsed_opening(rehearsal: Rehearsal) -> _Opening:
+    opening = _REHEARSED.get(rehearsal)
+    if opening is None:
+        opening = _encoded_opening([list(call) for call in rehearsal.calls], list(rehearsal.encoded),
+                                   rehearsal.whole, rehearsed=True)
+        _REHEARSED[rehearsal] = opening
+    return opening
 
 
 def _static_opening(suite: TestSuite) -> _Opening | None:

@@ -93,12 +93,12 @@ for _use in (*_USES, *_OPERATORS, *(f"r{name}" for name in _OPERATORS)):
     setattr(Unknown, f"__{_use}__", _used)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rehearsal:
     """The calls a rehearsed check made: each one's positional arguments as they were made
     (``calls``) and as the protocol encodes them (``encoded``, :func:`.protocol.encode_value`);
     and whether the rehearsal reached the end of the check (``whole``: it makes no other call
-    while every assert passes)."""
+    while every assert passes).  Compared by identity: a kept one is handed out as itself."""
 
     calls: tuple[tuple[Any, ...], ...]
     encoded: tuple[list[Any], ...]

@@ -11,6 +11,7 @@ a check never rehearsed; and that a check's random numbers are its own.
 from __future__ import annotations
 
 import collections
+import gc
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite, rehearsal
 from rewardkit.sandbox.check_code import check_code
+from rewardkit.sandbox.judge import _REHEARSED, _rehearsed_opening
 from rewardkit.sandbox.link import Link
 from rewardkit.sandbox.rehearsal import rehearse
 
@@ -56,6 +58,22 @@ def test_a_check_that_imports_no_random_is_rehearsed_once_for_every_seed() -> No
     assert rehearse(fixed, None, "add", 2, 256) is first
     drawn = check(*RANDOM_LOOP)
     assert rehearse(drawn, None, "add", 1, 256) is not rehearse(drawn, None, "add", 1, 256)
+
+
+def test_a_kept_rehearsal_is_encoded_for_the_judge_once() -> None:
+    """The judge's form of a kept rehearsal's calls is made once for all its jobs; that of a
+    seeded rehearsal is dropped with it."""
+    fixed = check("for a in range(20):", "    assert candidate(a, 1) == a + 1")
+    once = rehearse(fixed, None, "add", 1, 256)
+    assert once is not None
+    assert _rehearsed_opening(once) is _rehearsed_opening(once)
+    held = len(_REHEARSED)
+    drawn = rehearse(check(*RANDOM_LOOP), None, "add", 1, 256)
+    assert drawn is not None and _rehearsed_opening(drawn).keys
+    assert len(_REHEARSED) == held + 1
+    del drawn
+    gc.collect()
+    assert len(_REHEARSED) == held
 
 
 @pytest.mark.parametrize("test", [
