@@ -6,11 +6,12 @@ Real sandbox runs, measured with ``repeats=3`` as the efficiency presets measure
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from steady import steady_scores, wrap
+from identical import identical_scores, wrap
 
 from rewardkit import rewards
 from rewardkit.rewards import Engine, Metrics
@@ -58,26 +59,22 @@ def scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],
         completions=copies, tests=[tests] * len(copies), baseline_code=[code] * len(copies))
 
 
-def test_identical_work_scores_exactly_zero(engine: Engine, sandbox: Sandbox) -> None:
-    """Every copy scores zero, or, where the host spoiled a measurement, zero in at least four
-    of five measurements more, each against a fresh measurement of the baseline, taken while
-    the machine held its speed.
+def test_identical_work_scores_zero_in_the_median(engine: Engine) -> None:
+    """Identical work scores exactly 0 in the median of 16 pairs, each copy measured right after its
+    own baseline; one more batch of 16 is taken when a slow spell tipped the first.
 
-    A VM whose host takes its CPUs for a second at a time makes the same program run slower
-    for several runs in a row (seen here: a 35 ms loop measured 55-63 ms in 2 to 7 runs of 40
-    to 80, in the program's own user time; in CI a copy measured 1.9x its baseline and two of
-    five copies more 1.3-1.5x), which no noise floor covers.  A measurement taken in such a
-    spell shows as a baseline or a copy that disagrees with itself measured again right after,
-    and is not counted.  A floor or a measurement that is wrong for identical work scores it
-    non-zero on a steady machine too, and fails.
+    On a steady machine nearly every pair scores 0 (``make bench``'s bench_noise_floor counts how
+    many).  A VM whose host takes its CPUs for a second at a time, or a neighbour on the memory
+    bus, slows the baseline or the copy of a pair now and then (in CI: a copy measured at 1.9x its
+    baseline), and as often one as the other.  A floor below the meter's
+    noise leaves no pair at 0; a copy measured apart from its baseline (1.2x, say) puts most
+    pairs on one side of 0: either moves the median.
     """
     for objective, code, tests in (("time", LOOP, LOOP_TESTS), ("memory", ALLOC, ALLOC_TESTS)):
-        # each copy differs only in a comment, so each is run (three times) apart from the baseline
-        copies = [wrap(f"{code}# copy {k}\n") for k in range(6)]
-        for k, value in enumerate(scores(objective, engine, code, tests, copies)):
-            if value != 0.0:
-                again = steady_scores(objective, sandbox, code, tests, f"copy {k}")
-                assert again.count(0.0) >= 4, (objective, k, value, again)
+        values = identical_scores(objective, engine, code, tests)
+        if statistics.median(values) != 0.0:
+            values = identical_scores(objective, engine, code, tests)
+        assert statistics.median(values) == 0.0, (objective, values)
 
 
 def test_the_floor_never_falls_below_the_meters_noise() -> None:

@@ -7,14 +7,15 @@ import json
 import math
 import os
 import signal
+import statistics
 import threading
 import time
 from typing import Any
 
 import psutil
 import pytest
+from identical import identical_scores, wrap
 from killer import children_with
-from steady import steady_scores, wrap
 
 from rewardkit import rewards
 from rewardkit.analyzers import QualityReport, ToolError, analyze
@@ -63,17 +64,17 @@ def test_afterburner_transition_and_efficiency(engine: Engine) -> None:
     assert still_wrong.components["transition"] == -0.5
 
 
-def test_efficiency_separates_fast_from_slow(engine: Engine, sandbox: Sandbox) -> None:
+def test_efficiency_separates_fast_from_slow(engine: Engine) -> None:
     reward = rewards.efficiency("time", engine=engine)
     fast, same, renamed = reward(completions=[wrap(FAST), wrap(SLOW), wrap(SLOW + "# same\n")],
                                  tests=[TESTS] * 3, baseline_code=[SLOW] * 3)
     assert fast is not None and fast > 0.5
     assert same == 0.0  # the baseline itself is run once and shared
     if renamed is None or abs(renamed) >= 0.25:
-        # a VM host that slows a run for a second at a time: measured again while the machine
-        # holds its speed, each time against a fresh measurement of the baseline
-        again = steady_scores("time", sandbox, SLOW, TESTS, "same")
-        assert sum(abs(v) < 0.25 for v in again) >= 4, (renamed, again)
+        # a VM host that slows a run for a second at a time: copies measured again, each right
+        # after a fresh measurement of the baseline, score 0 in the median
+        again = identical_scores("time", engine, SLOW, TESTS)
+        assert statistics.median(again) == 0.0, (renamed, again)
 
 
 def test_rlef_binary_and_percentile(engine: Engine) -> None:
