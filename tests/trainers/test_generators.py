@@ -77,17 +77,19 @@ class Handler(BaseHTTPRequestHandler):
                 script.release.wait()
                 return
             time.sleep(script.delay_s)
-            if status is not None:
-                self._send(status, {"error": {"message": f"scripted {status}"}}, script.retry_headers)
-            elif script.answer is not None:
-                self._send(200, script.answer)
-            else:
-                message = {"role": "assistant", "content": f"echo:{body['messages'][-1]['content']}"}
-                self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
         finally:
+            # out of flight before the answer leaves: a client that has read it may send its next
+            # request before this thread runs again
             with script.lock:
                 script.in_flight -= 1
+        if status is not None:
+            self._send(status, {"error": {"message": f"scripted {status}"}}, script.retry_headers)
+        elif script.answer is not None:
+            self._send(200, script.answer)
+        else:
+            message = {"role": "assistant", "content": f"echo:{body['messages'][-1]['content']}"}
+            self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
