@@ -30,7 +30,11 @@ def test_demo_runs_and_its_candidates_behave(tmp_path: Path) -> None:
         fast, slow, wrong = (next(r for r in by_kind[k] if r["problem_id"] == problem)
                              for k in ("correct-fast", "correct-slow", "wrong"))
         assert fast["reward"]["value"] > slow["reward"]["value"] > wrong["reward"]["value"]
-        assert fast["values"]["beyond_t"] > slow["values"]["beyond_t"]
+        # several times faster (5.7x to 25x in one run here); Beyond-T ranks the two among the same
+        # references, so it cannot put the slow above the fast, but both may land between the same
+        # two references when the machine slows the fast one's runs for a moment
+        assert 3 * fast["time_s"] < slow["time_s"]
+        assert fast["values"]["beyond_t"] >= slow["values"]["beyond_t"]
     for messy in by_kind["messy-correct"]:
         clean = next(r for r in by_kind["correct-fast"] if r["problem_id"] == messy["problem_id"])
         assert messy["reward"]["components"]["quality"] < clean["reward"]["components"]["quality"]
