@@ -119,7 +119,8 @@ def test_a_clearly_faster_code_is_accepted_and_beyond_t_rises(run: Any) -> None:
     trajectory = by_id(run[0])["mini/count-pairs/stdio"]
     start, fast, slow = trajectory.steps
     assert fast.accepted and fast.reason.startswith("faster by")
-    assert fast.metrics["time_s"] < start.metrics["time_s"] / 2
+    # 5x faster on a steady machine; each is one run, so a margin for a slow spell on the fast one
+    assert fast.metrics["time_s"] < start.metrics["time_s"] / 1.5
     assert not slow.accepted and slow.reason.startswith("slower by")
     assert trajectory.steps[-1].best_iteration == 1
     assert fast.values["beyond_t"] > start.values["beyond_t"]
