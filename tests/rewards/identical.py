@@ -15,13 +15,14 @@ from typing import Any
 
 from rewardkit import rewards
 from rewardkit.rewards import Engine
+from rewardkit.trainers.datasets import answer_text
 
 _PAIRS = itertools.count()  # labels, so that no run is shared with an earlier pair's
 
 
 def wrap(code: str) -> str:
     """``code`` as a completion in the Afterburner answer format."""
-    return f"<thinking>plan</thinking>\n<solution>\n```python\n{code}```\n</solution>"
+    return answer_text(code, "plan")
 
 
 def identical_scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from identical import identical_scores, wrap
@@ -52,13 +51,6 @@ def measured(time_s: float, spread: float, memory_kb: float = 50_000.0) -> Metri
                    {"time_s": spread, "peak_memory_kb": spread, "integral_kb_s": spread})
 
 
-def scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],
-           copies: list[str]) -> list[float]:
-    """The efficiency reward of each copy of ``code`` against ``code`` itself as the baseline."""
-    return rewards.efficiency(objective, engine=engine)(
-        completions=copies, tests=[tests] * len(copies), baseline_code=[code] * len(copies))
-
-
 def test_identical_work_scores_zero_in_the_median(engine: Engine) -> None:
     """Identical work scores exactly 0 in the median of 16 pairs, each copy measured right after its
     own baseline; one more batch of 16 is taken when a slow spell tipped the first.
@@ -66,9 +58,9 @@ def test_identical_work_scores_zero_in_the_median(engine: Engine) -> None:
     On a steady machine nearly every pair scores 0 (``make bench``'s bench_noise_floor counts how
     many).  A VM whose host takes its CPUs for a second at a time, or a neighbour on the memory
     bus, slows the baseline or the copy of a pair now and then (in CI: a copy measured at 1.9x its
-    baseline), and as often one as the other.  A floor below the meter's
-    noise leaves no pair at 0; a copy measured apart from its baseline (1.2x, say) puts most
-    pairs on one side of 0: either moves the median.
+    baseline), and as often one as the other.  A floor below the meter's noise leaves no pair at
+    0; a copy measured apart from its baseline (1.2x, say) puts most pairs on one side of 0:
+    either moves the median.
     """
     for objective, code, tests in (("time", LOOP, LOOP_TESTS), ("memory", ALLOC, ALLOC_TESTS)):
         values = identical_scores(objective, engine, code, tests)
