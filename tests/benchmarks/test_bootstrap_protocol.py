@@ -68,16 +68,6 @@ def test_one_evaluation_is_labelled_over_samples_and_a_single_value_is_flagged()
 
 
 @pytest.fixture
-def twin_solutions(tmp_path: Path) -> Path:
-    """One sample per problem: the code of one of its references, so its time sits among theirs."""
-    problems = [p for p in load_mini() if p.problem_id in ("mini/count-pairs", "mini/missing-number")]
-    path = tmp_path / "twins.jsonl"
-    path.write_text("".join(json.dumps({"problem_id": p.problem_id, "code": p.references[2].code}) + "\n"
-                            for p in problems))
-    return path
-
-
-@pytest.fixture
 def coin_solutions(tmp_path: Path) -> Path:
     """One sample per problem that tosses a coin in each run for its fastest or its slowest reference's
     code: its time genuinely varies between runs, as a randomised algorithm's does, whatever the
@@ -113,9 +103,9 @@ def test_sixteen_evaluations_of_real_runs_give_beyond_t_a_width(coin_solutions: 
     assert "Zero-width CI" in (once / "report.md").read_text()
 
 
-def test_evaluations_below_one_is_refused(twin_solutions: Path, tmp_path: Path,
+def test_evaluations_below_one_is_refused(coin_solutions: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "--solutions", str(twin_solutions), "--out", str(tmp_path / "o"),
+    assert main(["bench", "--solutions", str(coin_solutions), "--out", str(tmp_path / "o"),
                  "--evaluations", "0"]) == 2
     assert "--evaluations must be at least 1, got 0" in capsys.readouterr().err
 
