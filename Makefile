@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint typecheck quality toolchains docker clean
+.PHONY: demo test bench lint typecheck quality docs docs-build toolchains docker clean
 
 # constraints.txt pins our own torch (the CPU build); the package itself does not pin it.
 $(STAMP): pyproject.toml constraints.txt
@@ -36,7 +36,14 @@ quality: $(STAMP)
 	set -o pipefail; $(PY) -m rewardkit analyze rewardkit sandbox analyzers trainers benchmarks \
 		--profile quality.toml --summary --fail-under $(QUALITY_FLOOR) | tail -n 1
 
-test: $(STAMP) toolchains docker lint typecheck quality
+# the docs site (mkdocs-material, sources in docs/): served locally, built strictly by make test
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+test: $(STAMP) toolchains docker lint typecheck quality docs-build
 	$(PY) -m pytest -q -ra
 
 # EvalPlus's own evaluator, for bench_evalplus.py: apart from our venv, without the model SDKs
@@ -52,4 +59,4 @@ bench: $(STAMP) toolchains docker $(EVALPLUS_DIR)/.stamp
 		echo "== $$script"; EVALPLUS_PATH=$(CURDIR)/$(EVALPLUS_DIR) $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .typecheck .mypy_cache .ruff_cache .pytest_cache out
+	rm -rf $(VENV) .typecheck .mypy_cache .ruff_cache .pytest_cache out site

@@ -1,11 +1,13 @@
-"""Every code block of README.md runs as written, against the installed wheel, like a tutorial.
+"""Every code block of README.md and of the docs runs as written, against the installed wheel.
 
-Each fenced block is one test case named after its opening line (``L57-python``).
-Blocks run in README order in ONE working directory outside the repository,
-so a block may use the files an earlier one made: ``bash`` blocks with
+Each fenced block is one test case named after its page and opening line
+(``README-L57-python``, ``sandbox-L12-bash``).  Blocks run in reading order,
+the README first and then the docs pages in the order of ``mkdocs.yml``'s
+nav, in ONE working directory outside the repository, so a block may use the
+files an earlier one made: ``bash`` blocks with
 ``bash -euo pipefail`` and the virtualenv's ``bin`` first on ``PATH``,
 ``python`` blocks with the virtualenv's python.  Selecting one case
-(``-k L300``) runs the blocks before it first.
+(``-k sandbox-L12``) runs the blocks before it first.
 
 A block that cannot run as it stands says so on the line before its fence:
 
@@ -46,6 +48,7 @@ from installed import REPO, Installed, free_port, serving
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 README = REPO / "README.md"
+MKDOCS = REPO / "mkdocs.yml"
 README_PORT = "8765"
 MARKER = re.compile(r"<!--\s*readme-test:\s*(\w+)\s*(?::\s*(.*?))?\s*-->")
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)\s*$")
@@ -84,8 +87,9 @@ EXPECTED_OUTPUT: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Block:
-    """A fenced block of the README: where it opens, its language, text and marker."""
+    """A fenced block of a page: where it opens, its language, text and marker."""
 
+    page: str
     line: int
     language: str
     text: str
@@ -94,10 +98,26 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"L{self.line}-{self.language or 'text'}"
+        return f"{self.page}-L{self.line}-{self.language or 'text'}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def pages() -> list[Path]:
+    """README.md, then the docs pages in the order of the site's nav."""
+    def walk(nav: object) -> Iterator[str]:
+        if isinstance(nav, str):
+            yield nav
+        elif isinstance(nav, dict):
+            for value in nav.values():
+                yield from walk(value)
+        elif isinstance(nav, list):
+            for value in nav:
+                yield from walk(value)
+    config = yaml.safe_load(MKDOCS.read_text(encoding="utf-8"))
+    docs = REPO / config.get("docs_dir", "docs")
+    return [README, *(docs / name for name in walk(config["nav"]))]
+
+
+def readme_blocks(text: str, page: str = "README") -> list[Block]:
     """The fenced blocks of ``text`` in order (a fence closes on a fence of its kind, at least as long)."""
     blocks, lines, index = [], text.splitlines(), 0
     while index < len(lines):
@@ -111,13 +131,13 @@ def readme_blocks(text: str) -> list[Block]:
         while end < len(lines) and not (lines[end].startswith(fence[0] * len(fence))
                                         and not lines[end].strip(fence[0]).strip()):
             end += 1
-        blocks.append(Block(index + 1, opening.group(2).lower(), "\n".join(lines[index + 1:end]) + "\n",
+        blocks.append(Block(page, index + 1, opening.group(2).lower(), "\n".join(lines[index + 1:end]) + "\n",
                             marked.group(1) if marked else None, (marked.group(2) or "") if marked else ""))
         index = end + 1
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [block for path in pages() for block in readme_blocks(path.read_text(encoding="utf-8"), path.stem)]
 
 
 def _param(block: Block) -> object:
@@ -142,16 +162,14 @@ class Tutorial:
 
     venv: Installed
     folder: Path
-    done: dict[int, Outcome] = field(default_factory=dict)
+    done: dict[str, Outcome] = field(default_factory=dict)
 
     def run_through(self, block: Block) -> Outcome:
         """Run every runnable block before ``block`` not run yet, in order, then ``block``."""
-        for earlier in BLOCKS:
-            if earlier.line > block.line:
-                break
-            if earlier.line not in self.done and runnable(earlier):
-                self.done[earlier.line] = self._run(earlier)
-        return self.done[block.line]
+        for earlier in BLOCKS[:BLOCKS.index(block) + 1]:
+            if earlier.id not in self.done and runnable(earlier):
+                self.done[earlier.id] = self._run(earlier)
+        return self.done[block.id]
 
     def _run(self, block: Block) -> Outcome:
         if block.marker != "server":

@@ -1,9 +1,9 @@
-"""The README's GRPO Python example runs as a user would write it: a fresh process, a fresh cache, CPU only.
+"""The GRPO example of docs/training.md runs as a user writes it: a fresh process, a fresh cache, CPU only.
 
 The example loads problems whose references are not measured yet and a
 tiny model made by ``python -m rewardkit.trainers.tiny``; ``grpo_rows``
 measures the references itself and ``build_trainer`` trains in FP32 where
-no CUDA device supports BF16.  :data:`EXAMPLE` is the README block.
+no CUDA device supports BF16.  :data:`EXAMPLE` is that block.
 """
 
 from __future__ import annotations
