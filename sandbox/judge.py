@@ -406,13 +406,20 @@ def _wrong_stdio(index: int, case: Case, got: str) -> str:
 
 # -- call ----------------------------------------------------------------------------------
 def values_equal(expected: Any, actual: Any, tolerance: float = 1e-6) -> bool:
-    """JSON-level equality: tuples equal lists, floats within a small tolerance."""
+    """JSON-level equality: tuples equal lists.  Only a float expectation tolerates: a number
+    within ``tolerance`` (relative or absolute) meets it.  Everything else compares exactly: an
+    int is met by an equal int only (not by a float, however near or equal), and a bool by a bool.
+    """
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is type(actual) and expected == actual
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        if isinstance(expected, float) or isinstance(actual, float):
-            return math.isclose(expected, actual, rel_tol=tolerance, abs_tol=tolerance)
-        return expected == actual
+    if isinstance(expected, float):
+        try:
+            return isinstance(actual, (int, float)) and \
+                math.isclose(expected, actual, rel_tol=tolerance, abs_tol=tolerance)
+        except OverflowError:  # an int past float's range is near no float
+            return False
+    if isinstance(expected, int):
+        return isinstance(actual, int) and expected == actual
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(
             values_equal(e, a, tolerance) for e, a in zip(expected, actual, strict=True))

@@ -29,9 +29,13 @@ Where the judging differs from theirs:
 
 * verl stdio (``run_test``): compares line by line after stripping each line,
   ignores blank lines, and accepts outputs whose lines are all numbers equal
-  within ``numpy.allclose`` (rtol 1e-5, atol 1e-8).  The converted suite
-  carries :data:`VERL_EVALUATOR`, which does the same; verl's last fallback
-  (token sets) never takes effect in its code, so it is not reproduced.
+  within ``numpy.allclose`` (rtol 1e-5, atol 1e-8) unless every pair is two
+  digit strings.  The converted suite carries :data:`VERL_EVALUATOR`, which
+  does the same for expected lines that are floats; an expected integer line
+  (digits, with a sign or not) is met by the same text only, where verl would
+  take ``123.0``, ``123.0004`` or ``-5.00001`` for it (a policy prints a float
+  near the answer).  verl's last fallback (token sets) never takes effect in
+  its code, so it is not reproduced.
   verl's Sandbox Fusion path is stricter (equal after removing trailing
   newlines); we follow the default path (``prime_code``).
 * verl call-based: verl accepts ``output == expected`` *or* ``output ==
@@ -41,7 +45,8 @@ Where the judging differs from theirs:
   does.  verl also calls ``Solution().<fn_name>`` when the code defines a
   ``Solution`` class; here the entry point is the function ``fn_name``.
   verl turns dict keys back into ints ("JSON forces string keys"); we do not.
-  Floats compare within 1e-6 here (:func:`~.judge.values_equal`), exactly in verl.
+  A float expectation is met within 1e-6 here (:func:`~.judge.values_equal`), exactly in
+  verl; an int expectation by an equal int only (verl's ``==`` takes ``3.0`` for ``3``).
 * open-r1: strips the whole output, then compares the lines that ``zip``
   pairs (a missing last line passes) after stripping each; a non-zero exit
   fails.  Here outputs compare modulo trailing whitespace on each line and at
@@ -64,20 +69,33 @@ VERL_EVALUATOR = '''def _lines(text):
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _close(want, got):
+def _number(line):
     try:
-        a, b = float(got), float(want)
+        return float(line)
     except ValueError:
-        return False
+        return None
+
+
+def _integer(line):
+    return line.lstrip("+-").isdigit()
+
+
+def _close(want, got):
+    """A line of the expected output against the printed one: an integer is met by the same text
+    only; a float by any number within numpy.allclose of it."""
+    if _integer(want):
+        return got == want
+    a, b = _number(got), _number(want)
     return abs(a - b) <= 1e-8 + 1e-5 * abs(b)
 
 
 def evaluate(expected, actual):
-    """verl prime_code: stripped non-blank lines equal, or all lines numbers within allclose."""
+    """verl prime_code: stripped non-blank lines equal, or all lines numbers, each float within
+    allclose of the expected one and each integer the expected one."""
     want, got = _lines(expected), _lines(actual)
     if want == got:
         return True
-    if len(want) != len(got) or all(w.isdigit() and g.isdigit() for w, g in zip(want, got)):
+    if len(want) != len(got) or any(_number(line) is None for line in want + got):
         return False
     return all(_close(w, g) for w, g in zip(want, got))
 '''
