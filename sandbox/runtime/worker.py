@@ -29,6 +29,7 @@ import gc
 import json
 import math
 import os
+import secrets
 import shutil
 import statistics
 import sys
@@ -398,10 +399,12 @@ class Worker:
             handle.write(stdin)
         os.chmod(stdin_path, 0o600)
         target, argv = self._target(job, module=False)
-        child = self._spawn(job, target, stdin_path, argv=argv)
-        child.pump(time.monotonic() + job.time_limit)
+        child = self._spawn(job, target, stdin_path, argv=argv, rpc=job.tests)
+        deadline = time.monotonic() + job.time_limit
+        verdicts = _test_verdicts(child, deadline) if job.tests else None
+        child.pump(deadline)
         usage = child.reap()
-        report = self._report(job, child, usage)
+        report = self._report(job, child, usage) | ({"verdicts": verdicts} if job.tests else {})
         self._after_run(job)
         return report
 
@@ -584,6 +587,19 @@ class Worker:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 os.unlink(path)
+
+
+def _test_verdicts(child: Child, deadline: float) -> list[dict[str, Any]]:
+    """A test program's verdicts (rewardkit.sandbox.rust_tests): it reads a nonce from its request pipe
+    before any test runs, and writes frames bearing it on its reply pipe; a frame without it
+    (the solution's) is dropped.  Returns when the program has ended (or at ``deadline``)."""
+    nonce = secrets.token_hex(16)
+    child.send({"nonce": nonce})
+    verdicts = []
+    while (frame := child.pump(deadline, want_frame=True)) is not None:
+        if frame.pop("nonce", None) == nonce:
+            verdicts.append(frame)
+    return verdicts
 
 
 # why the worker killed a run (Child.kill) -> the run's outcome
