@@ -1,4 +1,4 @@
-"""unittest mode: a Rust solution compiled with its test module and judged by libtest, in the sandbox."""
+"""unittest mode: a Rust solution compiled with its test module and our test entry point, in the sandbox."""
 
 from __future__ import annotations
 
