@@ -11,13 +11,17 @@ What the container adds to the worker's own rlimits and process-tree kill:
 
 * no network at all (``--network none``: only a loopback device);
 * the host filesystem is invisible: the root is the image, mounted read-only;
-  the only writable place is a private 512 MB tmpfs at /tmp; the runtime code
+  the only writable places are a private 512 MB tmpfs at /tmp and docker's
+  64 MB /dev/shm; the runtime code
   and the allow-listed packages are read-only bind mounts;
 * runs as uid/gid 65534 with every capability dropped and
   ``no-new-privileges`` (no setuid escalation);
 * cgroup limits for the whole container: memory (``memory_mb`` + 256 MB for
-  the worker, swap off), CPU (``cpus``), and processes (``pids``), so a fork
-  bomb stops at the pids limit;
+  the worker + the sizes of /tmp and /dev/shm, swap off: a run that fills its
+  tmpfs, memory no process's resident set shows, cannot push the container to
+  the kernel's OOM killer, which would take the worker; its peak shows it and
+  it is judged ``memory_exceeded``), CPU (``cpus``), and processes (``pids``),
+  so a fork bomb stops at the pids limit;
 * leftovers are easy to find and remove: every container carries the label
   ``rewardkit=sandbox`` and is removed when its worker closes, even when the
   worker hung and had to be killed.
@@ -59,6 +63,8 @@ LABEL = "rewardkit=sandbox"
 MOUNT_DIR = RUNTIME_MOUNT
 PACKAGES_DIR = "/opt/rewardkit/packages"
 WORKER_OVERHEAD_MB = 256
+TMP_MB = 512  # the container's /tmp
+SHM_MB = 64  # its /dev/shm (docker's default size, set explicitly)
 SETUP_HINT = ("run `rewardkit docker setup` (as root) to install, start and build it; "
               "`rewardkit docker status` says what is there")
 
@@ -91,6 +97,11 @@ class DockerWorker(WorkerProcess):
                        stderr=subprocess.DEVNULL, timeout=60, check=False)  # nosec B603 - own argv, no shell
 
 
+def container_memory_mb(limits: Limits) -> int:
+    """The container's memory limit: the run's, the worker's, and room for full tmpfs."""
+    return limits.memory_mb + WORKER_OVERHEAD_MB + TMP_MB + SHM_MB
+
+
 def docker_argv(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
                 image: str = DEFAULT_IMAGE, cpus: float = 1.0, pids: int = 128,
                 docker: str = "docker", name: str | None = None) -> list[str]:
@@ -99,7 +110,7 @@ def docker_argv(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
     The allow-listed packages are bound read-only under :data:`PACKAGES_DIR`,
     the only folder the worker adds to ``sys.path``.
     """
-    memory = f"{limits.memory_mb + WORKER_OVERHEAD_MB}m"
+    memory = f"{container_memory_mb(limits)}m"
     argv = [
         docker, "run", "-i", "--rm",
         "--label", LABEL,
@@ -109,7 +120,8 @@ def docker_argv(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
         "--pids-limit", str(pids),
         "--user", "65534:65534",
         "--read-only",
-        "--tmpfs", "/tmp:rw,exec,nosuid,size=512m",  # nosec B108 - the container's own private tmpfs
+        "--tmpfs", f"/tmp:rw,exec,nosuid,size={TMP_MB}m",  # nosec B108 - the container's own private tmpfs
+        "--shm-size", f"{SHM_MB}m",
         "--cap-drop", "ALL",
         "--security-opt", "no-new-privileges",
         "--env", "PYTHONHASHSEED=0", "--env", "LANG=C.UTF-8",
@@ -146,7 +158,7 @@ def docker_factory(limits: Limits, packages: Sequence[str] = DEFAULT_PACKAGES,
     env = dict(os.environ)
     container = {"image": image, "network": "none", "read_only_root": True,
                  "user": "65534:65534", "capabilities": [], "cpus": cpus, "pids_limit": pids,
-                 "memory_mb": limits.memory_mb + WORKER_OVERHEAD_MB, "fresh_per_job": not warm_pool}
+                 "memory_mb": container_memory_mb(limits), "fresh_per_job": not warm_pool}
 
     def start() -> WorkerProcess:
         name = f"rewardkit-{uuid.uuid4().hex[:12]}"

@@ -5,7 +5,8 @@ own as local runs do.  Its runs are one at a time, though, and every writable
 place in the container belongs to this worker's uid: after each run (its
 processes are gone by then) everything in the writable folders is removed, but
 the worker's own root, and so are POSIX message queues and the SysV IPC
-objects that the run left.  Nothing a run writes reaches a later run.
+objects that the run left (:func:`.workdir.remove`: folders of any mode and
+depth).  Nothing a run writes reaches a later run.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import shutil
+
+from . import workdir
 
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")  # nosec B108 - emptied, not used
 IPC_RMID = 0
@@ -41,12 +43,8 @@ def empty(root: str, own: set[str]) -> None:
 
 
 def _remove(path: str) -> None:
-    with contextlib.suppress(OSError):
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)  # a run may have made its folder unreadable to itself
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+    with contextlib.suppress(OSError):  # what cannot be removed is not the run's (mounted, read-only)
+        workdir.remove(path)
 
 
 def _remove_ipc() -> None:

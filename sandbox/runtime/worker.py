@@ -6,7 +6,8 @@ usually need, and then serves frames on stdin/stdout:
 
 ``begin``  write the solution into a fresh work dir, compile or syntax-check it;
            for ``module`` jobs start the long-lived call server child
-``run``    (program jobs) run once with the given stdin, measured
+``run``    (program jobs) run once with the given stdin (a sealed memory file), measured;
+           then the work dir holds the build again, and nothing else (:mod:`.workdir`)
 ``call``   (module jobs) forward one call to the server child, measured
 ``calls``  (module jobs) forward a batch of calls to it at once; the reply holds their results,
            as many as fit in one reply (``results`` collects the rest)
@@ -49,11 +50,13 @@ from . import (
     protocol,
     scratch,
     view,
+    workdir,
 )
 from .fork_client import ForkClient, ForkServerError
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .launch import RunSpec
 from .supervise import REPLY_PIPE_BYTES, Child, Usage, defer_to_runs
+from .workdir import Build
 
 VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
@@ -80,6 +83,7 @@ class Job:
     batch_deadline: float | None = None  # when that batch's time (``budget_s``) is spent
     tests: bool = False  # built with the language's test runner (suite mode "unittest")
     edition: str = DEFAULT_EDITION
+    build: Build | None = None  # a program job's built files, put back after each run
 
     @property
     def slowdown(self) -> int:
@@ -228,6 +232,7 @@ class Worker:
         if failure is not None:
             return failure
         if job.kind != "module":
+            job.build = Build.record(job.workdir)
             return {"ok": True}
         reply = self._start_module(job)
         opening = message.get("prefetch")
@@ -252,13 +257,13 @@ class Worker:
 
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
                  meter: str, name: str = "job") -> Job:
-        workdir = os.path.join(self._root, name)
-        shutil.rmtree(workdir, ignore_errors=True)
-        os.mkdir(workdir, 0o700)
+        folder = os.path.join(self._root, name)
+        workdir.remove(folder)
+        os.mkdir(folder, 0o700)
         name = source_name(language, code)
-        with open(os.path.join(workdir, name), "w", encoding="utf-8", errors="surrogatepass") as fh:
+        with open(os.path.join(folder, name), "w", encoding="utf-8", errors="surrogatepass") as fh:
             fh.write(code)
-        return Job(workdir, language, kind, limits, meter, name)
+        return Job(folder, language, kind, limits, meter, name)
 
     def _env(self, job: Job) -> dict[str, str]:
         return {
@@ -351,10 +356,12 @@ class Worker:
             raise RuntimeError("valgrind is not installed: meter='instructions' needs it")
         return "exec", callgrind.argv(valgrind, self.meter_log.path, job.argv)
 
-    def _spawn(self, job: Job, target: str, stdin_path: str, argv: list[str] | None = None,
+    def _spawn(self, job: Job, target: str, stdin: str | int, argv: list[str] | None = None,
                compile_step: bool = False, rpc: bool = False, gate: bool = False) -> Child:
         """Start one run of ``target`` (:class:`.launch.RunSpec`): its pipes, its cgroup, its
         namespaces, its limits; forked by the fork server when there is one, else from here.
+        ``stdin``: a file to open as the run's input, or a descriptor that becomes it (and is
+        closed here).
 
         ``gate``: the run checks the source's syntax first, as part of the run (its limits,
         uid, group and memory), but its CPU time is not the run's (:meth:`accounting.RunGroup.untimed`).
@@ -368,7 +375,7 @@ class Worker:
         memory = _group_memory_mb(int(job.limits.get("memory_mb", 1024)), compile_step, under_valgrind)
         group = self.accounting.new_run(memory, spec.limits.processes,
                                         execs=job.argv is not None and not compile_step)
-        pipes = _Pipes.open(stdin_path, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
+        pipes = _Pipes.open(stdin, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
         pidfd, reaper = None, None
         try:
             if self.forker is not None:
@@ -394,19 +401,14 @@ class Worker:
         job = self._current_job()
         if job.kind != "program":
             return {"ok": False, "error": "run is for program jobs"}
-        stdin_path = os.path.join(job.workdir, ".stdin")
-        with open(stdin_path, "w", encoding="utf-8", errors="surrogatepass") as handle:
-            handle.write(stdin)
-        os.chmod(stdin_path, 0o600)
         target, argv = self._target(job, module=False)
-        child = self._spawn(job, target, stdin_path, argv=argv, rpc=job.tests)
+        child = self._spawn(job, target, _sealed_input(stdin), argv=argv, rpc=job.tests)
         deadline = time.monotonic() + job.time_limit
         verdicts = _test_verdicts(child, deadline) if job.tests else None
         child.pump(deadline)
         usage = child.reap()
-        report = self._report(job, child, usage) | ({"verdicts": verdicts} if job.tests else {})
-        self._after_run(job)
-        return report
+        self._after_run(job)  # first: the report may measure the language's start-up in the space
+        return self._report(job, child, usage) | ({"verdicts": verdicts} if job.tests else {})
 
     def _report(self, job: Job, child: Child, usage: Usage) -> dict[str, Any]:
         stderr = child.stderr_tail()
@@ -565,28 +567,28 @@ class Worker:
         if job is None:
             return {"ok": True}
         result = self._finish_module(job) if job.module is not None else {"ok": True}
-        shutil.rmtree(job.workdir, ignore_errors=True)
         if self.sweep_scratch:
+            self._reclaim_root()
             scratch.empty(self._root, own={"callgrind-log"})
+        workdir.remove(job.workdir)
         return result
 
     def _after_run(self, job: Job) -> None:
-        """Remove what a run left behind, so the next run starts clean."""
-        self._sweep_workdir(job)
+        """Remove what a run left behind, so the next run starts clean: its scratch, and in its
+        work dir all but the build, which gets its content back if the run changed it."""
         if self.sweep_scratch:
+            self._reclaim_root()
             scratch.empty(self._root, own={os.path.basename(job.workdir), "callgrind-log"})
+        if job.build is not None:
+            job.build.restore()
 
-    def _sweep_workdir(self, job: Job) -> None:
-        """Remove what a run left in the work dir (all but the source and the built program)."""
-        keep = {job.source_file, "main", job.source_file[:-5] + ".class"}
-        for name in os.listdir(job.workdir):
-            if name in keep or name.endswith(".class"):
-                continue
-            path = os.path.join(job.workdir, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+    def _reclaim_root(self) -> None:
+        """In a container, where runs have this worker's uid: make its root a folder of its
+        own mode again, whatever a run put at that path or did to its mode."""
+        if not os.path.isdir(self._root) or os.path.islink(self._root):
+            workdir.remove(self._root)
+            os.mkdir(self._root)
+        os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
 
 
 def _test_verdicts(child: Child, deadline: float) -> list[dict[str, Any]]:
@@ -633,11 +635,13 @@ class _Pipes:
     log: int | None = None
 
     @classmethod
-    def open(cls, stdin_path: str, rpc: bool, log: int | None) -> _Pipes:
-        """Open the stdin file and the pipes; ``rpc`` adds the call request and reply pipes."""
+    def open(cls, stdin: str | int, rpc: bool, log: int | None) -> _Pipes:
+        """The pipes, and the run's input: the file at path ``stdin``, opened, or the descriptor
+        ``stdin``; ``rpc`` adds the call request and reply pipes."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        pipes = cls([os.open(stdin_path, os.O_RDONLY), out_w, err_w], out_r, err_r, log=log)
+        stdin_fd = os.open(stdin, os.O_RDONLY) if isinstance(stdin, str) else stdin
+        pipes = cls([stdin_fd, out_w, err_w], out_r, err_r, log=log)
         if rpc:
             req_r, pipes.request = os.pipe()
             pipes.reply, rep_w = os.pipe()
@@ -651,6 +655,28 @@ class _Pipes:
         for fd in [*self.child, self.stdout, self.stderr, self.request, self.reply, self.log]:
             if fd is not None:
                 os.close(fd)
+
+
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+def _sealed_input(text: str) -> int:
+    """A run's input: a memory file holding ``text``, sealed against any change, at offset 0.
+
+    It is a regular file (a program may seek it, mmap it or read its size), in no
+    folder a run can fill or replace, and charged to this worker.
+    """
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        rest = memoryview(text.encode("utf-8", "surrogatepass"))
+        while rest:
+            rest = rest[os.write(fd, rest):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _child_limits(job: Job, compile_step: bool, under_valgrind: bool) -> isolation.ChildLimits:
