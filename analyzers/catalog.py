@@ -59,14 +59,16 @@ RULES: tuple[Rule, ...] = tuple(
     + _rows(
         "rk-input",
         "security",
-        ("hidden-code", "critical", 95, "exec/eval of code that cannot be read statically, "
-         "or a dynamic way to it (`getattr(builtins, 'exec')`, `__import__`...)"),
+        ("hidden-code", "critical", 95, "code run in a way that cannot be read statically: exec/eval "
+         "of computed text, a dynamic way to them (`getattr(builtins, 'exec')`, `__import__`...), "
+         "pickle loading, a debugger, profiler, timer or loader running text (`pdb`, `trace`, "
+         "`timeit`, `importlib`...); scores 0, the other findings are still reported"),
     )
     + _rows(
         "rk-dynamic",
         "security",
-        ("dynamic-code", "high", 95, "exec/eval of code written as data (that code is analysed "
-         "too, its findings reported at this line)"),
+        ("dynamic-code", "high", 95, "exec/eval (or `timeit`, `cProfile.run`, `pdb.run`...) of code "
+         "written as data (that code is analysed too, its findings reported at this line)"),
     )
     + _rows(
         "radon",

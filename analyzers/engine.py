@@ -151,7 +151,7 @@ class Engine:
         for position, code in enumerate(codes):
             progress(INPUT_FAULT_TOOL, (position,))
             prepared.append(prepare(code, self.profile))
-        accounts = [_Account([p.problem] if p.problem else list(p.findings)) for p in prepared]
+        accounts = [_Account([*filter(None, [p.problem]), *p.findings]) for p in prepared]
         units, owners = self._units(prepared)
         notify = _Notifier(progress, owners)
         try:

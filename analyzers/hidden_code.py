@@ -13,11 +13,17 @@ source then scores the lowest quality:
   analysis cannot tell data read at run time from a program built at run time);
 * ``exec``/``eval`` reached other than by a plain call (``e = exec``,
   ``getattr(builtins, 'exec')``, ``__builtins__['eval']``, ``globals()['exec']``);
-* ``__import__``, the ``builtins`` module as a value, what loads or runs code
-  (``importlib``, ``runpy``, ``code``, ``ctypes``, ``types.FunctionType``, and
+* ``__import__``, ``breakpoint``, the ``builtins`` module as a value, any use (or
+  star import) of a module that loads or runs code given as data
+  (:data:`DYNAMIC_IMPORTS`: ``importlib``, ``runpy``, ``code``, ``ctypes``, the
+  debuggers, profilers and timers ``pdb``, ``bdb``, ``trace``, ``profile``,
+  ``cProfile``, ``timeit``, ``doctest``, ``types.FunctionType``, and
   ``pickle``/``marshal`` loading, whose data may call ``exec``), ``sys.modules``,
   and the attributes of introspection escapes (``__globals__``,
-  ``__subclasses__``, ``__code__``, frame globals...);
+  ``__subclasses__``, ``__code__``, frame globals...).  The module-level
+  functions that run text they are given (:data:`RUNNERS`: ``timeit.timeit``,
+  ``cProfile.run``, ``pdb.run``...) give payloads like ``exec`` when that text is
+  readable;
 * code run outside the process: a new interpreter (``sys.executable``, a
   process started with ``python`` in its command) or a Python file opened by
   name (written, to be imported).
@@ -32,22 +38,41 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .normalize import decode
 from .static_text import StaticText
+from .tools._astutil import bound_names
 
 EXECUTORS = {"exec": "exec", "eval": "eval", "builtins.exec": "exec", "builtins.eval": "eval"}
 COMPILERS = frozenset({"compile", "builtins.compile"})
 #: Builtins whose use, as a call or a value, is unreadable.
-DYNAMIC_BUILTINS = frozenset({"__import__", "__builtins__", "execfile", "globals", "locals", "vars"})
-#: Imported modules and names whose use is unreadable (a prefix matches its attributes).
-DYNAMIC_IMPORTS = ("builtins", "importlib", "runpy", "code", "codeop", "ctypes", "types.FunctionType",
-                   "types.CodeType", "sys.executable", "sys.modules", "sys._getframe", "inspect",
-                   "pkgutil", "zipimport", "marshal.load", "marshal.loads", "pickle.load", "pickle.loads",
+DYNAMIC_BUILTINS = frozenset({"__import__", "__builtins__", "execfile", "globals", "locals", "vars",
+                              "breakpoint"})
+#: Modules and names that run code given as data, load or build code, or reach a namespace's
+#: globals (a prefix matches its attributes): importing or using one is unreadable, unless the
+#: use is a :data:`RUNNERS` call whose code is readable text.  The interpreter's debuggers,
+#: profilers and timers (``pdb``, ``bdb``, ``trace``, ``profile``, ``cProfile``, ``timeit``) and
+#: ``doctest`` all compile and run text they are given.
+DYNAMIC_IMPORTS = ("builtins", "importlib", "imp", "_imp", "_frozen_importlib",
+                   "_frozen_importlib_external", "runpy", "code", "codeop", "ctypes", "_ctypes", "cffi",
+                   "types.FunctionType", "types.CodeType", "types.LambdaType", "types.MethodType",
+                   "sys.executable", "sys.modules", "sys._getframe", "inspect", "pkgutil", "zipimport",
+                   "site", "pydoc", "__main__", "timeit", "cProfile", "profile", "trace", "bdb", "pdb",
+                   "doctest", "idlelib", "IPython", "gc.get_objects", "gc.get_referrers",
+                   "gc.get_referents", "marshal.load", "marshal.loads", "pickle.load", "pickle.loads",
                    "pickle.Unpickler", "_pickle", "dill.load", "dill.loads", "cloudpickle.load",
                    "cloudpickle.loads", "shelve")
+#: Functions of those modules that run text they are given, with where that text is:
+#: (positions, keywords, how it is compiled).  Readable text is analysed like an exec payload.
+RUNNERS: dict[str, tuple[tuple[int, ...], tuple[str, ...], str]] = {
+    **{f"timeit.{f}": ((0, 1), ("stmt", "setup"), "exec") for f in ("timeit", "repeat", "Timer")},
+    **{f"{m}.{f}": ((0,), ("statement",), "exec")
+       for m in ("cProfile", "profile") for f in ("run", "runctx")},
+    "pdb.run": ((0,), ("statement",), "exec"), "pdb.runeval": ((0,), ("expression",), "eval"),
+}
 #: Attributes that lead from ordinary objects to globals, builtins or code objects.
 ESCAPE_ATTRIBUTES = frozenset({
     "__globals__", "__builtins__", "__subclasses__", "__code__", "__import__", "__loader__",
@@ -69,7 +94,8 @@ _KEY_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
 @dataclass(frozen=True)
 class Payload:
-    """Code a program runs from text: the text, the line of the call, and the call (exec or eval)."""
+    """Code a program runs from text: the text, the line of the call, and the function called
+    (``exec``, ``eval`` or one of :data:`RUNNERS`)."""
 
     text: str
     line: int
@@ -82,6 +108,11 @@ class HiddenCode:
 
     payloads: list[Payload] = field(default_factory=list)
     unreadable: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _denied(name: str) -> bool:
+    """Whether ``name`` (dotted) is or belongs to an entry of :data:`DYNAMIC_IMPORTS`."""
+    return any(name == p or name.startswith(p + ".") for p in DYNAMIC_IMPORTS)
 
 
 def find_hidden_code(nodes: list[ast.AST], limit: int) -> HiddenCode:
@@ -98,6 +129,9 @@ class _Finder:
         self.text = StaticText(nodes, limit)
         self.inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         self.calls = {id(n.func): n for n in nodes if isinstance(n, ast.Call)}
+        counts = Counter(name for n in nodes for name in bound_names(n))
+        self.functions = {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and counts[n.name] == 1}
         self.found = HiddenCode()
 
     def run(self) -> HiddenCode:
@@ -112,7 +146,16 @@ class _Finder:
             elif isinstance(node, ast.Call):
                 self._key_call(node)
                 self._outside(node)
+            elif isinstance(node, ast.ImportFrom):
+                self._import(node)
         return self.found
+
+    def _import(self, node: ast.ImportFrom) -> None:
+        """A star import of what runs code as data, whose names the uses would not show."""
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and any(a.name == "*" for a in node.names) \
+                and (_denied(node.module) or any(p.startswith(node.module + ".") for p in DYNAMIC_IMPORTS)):
+            self._unreadable(node, f"imports everything of {node.module}")
 
     # -- what a name or attribute chain refers to --------------------------------------------------
     def _reference(self, node: ast.Name | ast.Attribute) -> None:
@@ -125,8 +168,9 @@ class _Finder:
                 self._executor(call, EXECUTORS[name])
             else:
                 self._unreadable(node, f"uses {name} as a value")
-        elif name.split(".")[0] in DYNAMIC_BUILTINS or any(
-                name == p or name.startswith(p + ".") for p in DYNAMIC_IMPORTS):
+        elif name in RUNNERS and call is not None:
+            self._runner(call, name)
+        elif name.split(".")[0] in DYNAMIC_BUILTINS or _denied(name):
             self._unreadable(node, f"uses {name}")
 
     def _dotted(self, node: ast.Name | ast.Attribute) -> str | None:
@@ -155,6 +199,25 @@ class _Finder:
             return
         self.found.payloads.append(Payload(value.lstrip(" \t") if kind == "eval" else value,
                                            call.lineno, kind))
+
+    def _runner(self, call: ast.Call, name: str) -> None:
+        """A call that runs text it is given (``timeit.timeit("...")``): a payload per readable text;
+        a function of this module or a lambda is code the tools read already."""
+        positions, keywords, kind = RUNNERS[name]
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            self._unreadable(call, f"calls {name} without code to read")
+            return
+        given = [a for i, a in enumerate(call.args) if i in positions]
+        given += [k.value for k in call.keywords if k.arg in keywords]
+        for arg in given:
+            if isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Name) and arg.id in self.functions):
+                continue
+            value = self.text.value(arg)
+            if not isinstance(value, str):
+                self._unreadable(call, f"runs code with {name} that cannot be read statically")
+                return
+            self.found.payloads.append(Payload(value.strip() if kind == "eval" else value,
+                                               call.lineno, name))
 
     def _compiled_source(self, node: ast.expr) -> ast.expr:
         """The source of ``compile(source, ...)`` (also through a name bound to it), else ``node``."""

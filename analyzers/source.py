@@ -6,10 +6,11 @@ become one ``rk-input`` finding, and no tool runs on that source (it scores 0,
 see :mod:`.report`).  Text is normalised first (:mod:`.normalize`).
 
 Unless the profile sets ``honour_suppressions``, the code is treated as a
-policy's: inline suppressions are erased (:mod:`.suppressions`), and code
+policy's: inline suppressions are erased (:mod:`.suppressions`), so are the branches
+and functions the type checker skips (:mod:`.hidden_branches`), and code
 passed to ``exec``/``eval`` as text is prepared too, to be analysed beside the
 program (:mod:`.hidden_code`); code run in a way that cannot be read is an
-input fault.
+input fault, reported beside every finding the tools make of the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 
 from .finding import INPUT_FAULT_TOOL, Finding
+from .hidden_branches import reveal_hidden_branches
 from .hidden_code import find_hidden_code
 from .normalize import decode, normalize
 from .profile import Profile
@@ -30,7 +32,7 @@ MAX_PAYLOADS = 16  # exec/eval payloads per source, all levels together
 
 @dataclass(frozen=True)
 class Hidden:
-    """Code the program runs with ``call`` (exec or eval) at ``line``, prepared for analysis."""
+    """Code the program runs with ``call`` (exec, eval or a runner) at ``line``, prepared for analysis."""
 
     line: int
     call: str
@@ -39,8 +41,10 @@ class Hidden:
 
 @dataclass(frozen=True)
 class Prepared:
-    """Source text and its AST, or the input fault that replaces analysis.
+    """Source text and its AST, and the input fault that scores it 0, if any.
 
+    Without text, the fault replaces analysis (the source cannot be read); with
+    text, the source hides code from the tools and is analysed all the same.
     ``hidden`` is the code it runs from text, to be analysed too; ``findings``
     are those of preparation itself (one per exec/eval of such code).
     """
@@ -86,7 +90,8 @@ def _prepare_text(text: str, profile: Profile, level: int) -> Prepared:
         return _problem(profile, "too-deep", f"nested {depth} levels deep (limit {max_depth}); not analyzed")
     if profile.threshold("honour_suppressions"):
         return Prepared(text, tree, None)
-    return _with_hidden_code(erase_suppressions(text), tree, nodes, profile, level)
+    revealed = reveal_hidden_branches(erase_suppressions(text), nodes)
+    return _with_hidden_code(revealed, tree, nodes, profile, level)
 
 
 def _parsed(text: str, profile: Profile) -> ast.Module | Prepared:
@@ -110,30 +115,35 @@ def _parsed(text: str, profile: Profile) -> ast.Module | Prepared:
 
 def _with_hidden_code(text: str, tree: ast.Module, nodes: list[ast.AST], profile: Profile,
                       level: int) -> Prepared:
-    """The prepared module with the code it runs from text, or the input fault of unreadable code."""
+    """The prepared module with the code it runs from text.  Code run in a way that cannot be read
+    is an input fault (the source scores 0), but the module is still analysed, so that the report
+    lists every other finding beside it."""
     found = find_hidden_code(nodes, int(profile.threshold("max_source_bytes")))
-    if found.unreadable:
-        line, what = min(found.unreadable)
-        return _problem(profile, "hidden-code", f"the code {what}: its quality cannot be judged", line)
+    faults: list[tuple[int, str]] = [(line, f"the code {what}: its quality cannot be judged")
+                                     for line, what in found.unreadable]
     if found.payloads and level >= MAX_HIDDEN_LEVELS:
-        line = found.payloads[0].line
-        return _problem(profile, "hidden-code", f"code hidden over {MAX_HIDDEN_LEVELS} levels deep", line)
+        faults.append((found.payloads[0].line, f"code hidden over {MAX_HIDDEN_LEVELS} levels deep"))
     hidden: list[Hidden] = []
     findings: list[Finding] = []
-    for payload in found.payloads:
+    for payload in found.payloads if level < MAX_HIDDEN_LEVELS else ():
         code = _prepare_text(normalize(payload.text), profile, level + 1)
         if code.problem is not None:
-            return _problem(profile, "hidden-code", f"{payload.call} at line {payload.line} runs code "
-                                                    f"that cannot be analysed: {code.problem.message}",
-                            payload.line)
+            faults.append((payload.line, f"{payload.call} at line {payload.line} runs code that "
+                                         f"cannot be analysed: {code.problem.message}"))
+        if code.text is None:
+            continue
         hidden.append(Hidden(payload.line, payload.call, code))
         finding = profile.finding("rk-dynamic", "dynamic-code", f"{payload.call} runs code written as "
                                   "data (analysed too, its findings reported at this line)", payload.line)
         findings += [finding] if finding else []
-    prepared = Prepared(text, tree, None, tuple(hidden), tuple(findings))
-    if prepared.payload_count() > MAX_PAYLOADS:
-        return _problem(profile, "hidden-code", f"more than {MAX_PAYLOADS} pieces of code run from text")
-    return prepared
+    if sum(1 + h.code.payload_count() for h in hidden) > MAX_PAYLOADS:
+        hidden = []
+        faults.append((1, f"more than {MAX_PAYLOADS} pieces of code run from text"))
+    problem = None
+    if faults:
+        line, message = min(faults)
+        problem = profile.finding(INPUT_FAULT_TOOL, "hidden-code", message, line)
+    return Prepared(text, tree, problem, tuple(hidden), tuple(findings))
 
 
 def nodes_and_depth(tree: ast.AST) -> tuple[list[ast.AST], int]:

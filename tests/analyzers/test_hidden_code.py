@@ -89,7 +89,8 @@ def test_a_wrapped_program_never_scores_higher_than_the_plain_one(plain: Quality
         assert report.errors == (), (name, report.errors)
         assert report.score < plain.score, (name, report.score, plain.score, _rules(report))
         if name in UNREADABLE:
-            assert report.score == 0.0 and _rules(report) == {"rk-input:hidden-code"}, (name, report)
+            faults = {r for r in _rules(report) if r.startswith("rk-input:")}
+            assert report.score == 0.0 and faults == {"rk-input:hidden-code"}, (name, report)
 
 
 @pytest.mark.usefixtures("fresh_cache")
@@ -132,4 +133,4 @@ def test_reviewed_code_may_run_code() -> None:
     trusted, untrusted = (analyze_many([harness], {"thresholds": {"honour_suppressions": honour}},
                                        workers=1)[0] for honour in (True, False))
     assert "rk-input:hidden-code" not in _rules(trusted) and trusted.score > 0
-    assert _rules(untrusted) == {"rk-input:hidden-code"} and untrusted.score == 0.0
+    assert {"rk-input:hidden-code", "bandit:B102"} <= _rules(untrusted) and untrusted.score == 0.0
