@@ -22,20 +22,29 @@
    an evaluator, judged with the check or evaluator in a sandboxed referee,
    beside the same jobs judged in-process (the reference).
 
+5. The attack corpus, every class: each attack test module run with pytest,
+   its attacks counted as defended (passed) or not, on the backends it covers
+   (local, docker fresh and warm pool, Ray; docker is skipped where no engine
+   runs).  Every attack earned reward it did not deserve on the code before
+   its fix; the figure is how many still do (0 expected).
+
 The measurement-stability figures with whole-tree accounting in place are
 section 2 of ``bench_sandbox.py``.  Run: ``python benchmarks/perf/bench_integrity.py``.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import resource
 import statistics
 import subprocess  # nosec B404 - the reference timing spawns Python itself
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
+from xml.etree import ElementTree  # nosec B405 - parses pytest's report of our own run
 
 from rewardkit.sandbox import Sandbox, TestSuite
 from rewardkit.sandbox.runtime import accounting, mounts, view
@@ -221,13 +230,46 @@ def section_referee() -> None:
                   f"(+{refereed - local:.2f} ms, x{refereed / local:.2f})")
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ATTACK_FILES = ("tests/sandbox/attacks", "tests/analyzers/attacks", "tests/sandbox/test_hostile.py",
+                "tests/sandbox/test_verdicts.py", "tests/rewards/test_laundered_faults.py")
+
+
+def section_corpus() -> None:
+    """Print section 5: how many attacks of each corpus file are defended, from one pytest run."""
+    print("\n[5] the attack corpus: attacks defended per file (pytest, every backend it covers)")
+    paths = [path for path in ATTACK_FILES if os.path.exists(os.path.join(REPO, path))]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "corpus.xml")
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no",
+                        f"--junitxml={report}", *paths],
+                       cwd=REPO, capture_output=True, text=True, check=False)  # nosec B603
+        cases = ElementTree.parse(report).getroot().iter("testcase")  # nosec B314 - our own report
+        counts: dict[str, collections.Counter[str]] = {}
+        for case in cases:
+            outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")),
+                           "defended")
+            module = case.get("classname", "?")  # the test module, or module.Class
+            counts.setdefault(module, collections.Counter())[outcome] += 1
+    total: collections.Counter[str] = collections.Counter()
+    for module, outcome in sorted(counts.items()):
+        total.update(outcome)
+        print(f"  {module:58s} defended {outcome['defended']:3d}  not defended "
+              f"{outcome['failure'] + outcome['error']:2d}  skipped {outcome['skipped']:2d}")
+    elapsed = time.perf_counter() - started
+    print(f"  all: {total['defended']} defended, {total['failure'] + total['error']} not defended, "
+          f"{total['skipped']} skipped, in {elapsed:.0f} s ({time.strftime('%Y-%m-%d')})")
+
+
 def main() -> None:
-    """Run the four sections."""
+    """Run the five sections."""
     print(f"integrity benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_cost()
     section_hiding()
     section_meter()
     section_referee()
+    section_corpus()
 
 
 if __name__ == "__main__":
