@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..sandbox import Status
+from ..sandbox.runtime.languages import resolve_language
 from . import formulas
 from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, View
 
@@ -289,6 +290,7 @@ def quality(characteristic: str | None = None, aggregate: str = "total") -> Comp
                           "score is its own 1/(1+W_c)")
 
     def compute(view: View) -> Scored:
+        _python_only(view.language)
         if view.report is None:
             return 0.0, {"reason": view.problem}
         report = view.report
@@ -305,3 +307,16 @@ def quality(characteristic: str | None = None, aggregate: str = "total") -> Comp
 
     name = "quality" if characteristic is None else f"quality_{characteristic}"
     return Component(name, compute, frozenset({"analysis"}), 0.0)
+
+
+def _python_only(language: str) -> None:
+    """Refuse a row whose language the analyzers cannot judge: their tools read Python only, and
+    judging another language's code as Python scores what it is not."""
+    try:
+        python = resolve_language(language).name == "python"
+    except ValueError:
+        python = False
+    if not python:
+        raise ConfigError(f"the quality component judges Python only; a row's language is "
+                          f"{language!r} (drop quality from the reward for that data, or score "
+                          f"Python rows alone)")
