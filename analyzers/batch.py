@@ -6,7 +6,8 @@ warm worker processes (:mod:`.pool`: pylint's linter and mypy's cache are built
 once per worker) under a per-source time budget; ``workers=1`` uses one.  With
 ``backend="ray"`` they go in chunks to Ray tasks instead (:mod:`.ray_batch`),
 each of which runs such a pool on its node.  Cache and de-duplication stay
-here either way; calls from several threads take turns.
+here either way.  Calls from several threads run at once, each on workers of
+its own, so a slow source in one call does not hold up another.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ BACKENDS = ("local", "ray")
 CACHE_SIZE = 8192
 
 _cache: OrderedDict[str, QualityReport] = OrderedDict()
+_cache_lock = threading.Lock()
 _pool = WorkerPool()
-_pool_lock = threading.Lock()
 
 
 def _work(profile_data: dict[str, Any], codes: list[object]) -> list[QualityReport]:
@@ -51,15 +52,15 @@ def cache_key(code: object, profile: Profile) -> str:
 
 def clear_cache() -> None:
     """Forget cached reports."""
-    _cache.clear()
+    with _cache_lock:
+        _cache.clear()
 
 
 def shutdown_pool() -> None:
-    """Stop the worker processes, cutting short an analysis in progress in another thread (its
+    """Stop the worker processes, cutting short the analyses in progress in other threads (their
     unfinished sources get a ToolError); they start again on the next batch."""
     _pool.abort()
-    with _pool_lock:
-        _pool.close()
+    _pool.close()
 
 
 atexit.register(shutdown_pool)
@@ -84,8 +85,7 @@ def _as_text(code: object) -> str | bytes | None:
 def _on_pool(texts: list[object], profile: Profile, workers: int | None) -> list[QualityReport]:
     if not texts:
         return []
-    with _pool_lock:
-        return _pool.analyze(profile, texts, workers or min(os.cpu_count() or 1, 8))
+    return _pool.analyze(profile, texts, workers or min(os.cpu_count() or 1, 8))
 
 
 def _not_text(code: object, profile: Profile) -> QualityReport:
@@ -127,20 +127,22 @@ def analyze_many(
         raise ValueError(f"unknown analysis backend {backend!r}; use one of {BACKENDS}")
     prof = load_profile(profile)
     keys = [cache_key(code, prof) for code in codes]
+    results: dict[str, QualityReport] = {}
     todo: dict[str, object] = {}
-    for key, code in zip(keys, codes, strict=True):
-        if key not in _cache and key not in todo:
-            todo[key] = code
+    with _cache_lock:
+        for key, code in zip(keys, codes, strict=True):
+            if key in _cache:
+                results[key] = _cache[key]
+            elif key not in todo:
+                todo[key] = code
     if todo:
-        results = dict(zip(todo, _analyze(list(todo.values()), prof, workers, backend), strict=True))
-        for key, report in results.items():
-            if not report.errors:
-                _cache[key] = report
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    else:
-        results = {}
-    return [results[k] if k in results else _cache[k] for k in keys]
+        found = dict(zip(todo, _analyze(list(todo.values()), prof, workers, backend), strict=True))
+        results.update(found)
+        with _cache_lock:
+            _cache.update((key, report) for key, report in found.items() if not report.errors)
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return [results[k] for k in keys]
 
 
 def analyze(code: object, profile: ProfileLike = None) -> QualityReport:

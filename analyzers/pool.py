@@ -6,14 +6,17 @@ batches), runs them on warm worker processes (:mod:`.worker`), and returns one
 report per source.  Workers post which sources each tool is on
 (:mod:`.progress_board`), and from that:
 
-* A tool still on one source ``tool_timeout_s`` after it turned to it is
-  killed with its worker (SIGKILL: it works whatever the tool does, where an
+* A tool that has spent its budget of CPU time on one source
+  (:meth:`.Profile.tool_budget`: ``tool_budget_s``, at most ``tool_timeout_s``; the
+  worker's CPU time since the parent saw it turn to the source, read every
+  ``POLL_S``), or twice that budget of wall clock (a host too busy to give it the
+  CPU), is killed with its worker (SIGKILL: it works whatever the tool does, where an
   alarm cannot interrupt compiled code such as mypy's).  The source gets
   ``analysis-timeout``, an input fault (the lowest quality), and the rest of the
   job goes to a fresh worker, so the budget is spent by that source alone.
 * A tool call over several sources (mypy checks a job in one call) gets an
-  allowance of ``min(budget, 2 s + 0.25 s a source)``; past it the call is
-  killed and its sources are retried one per job, each charged the time the
+  allowance of ``min(budget, 1 s + 0.05 s a source)``; past it the call is
+  killed and its sources are retried one per job, each charged the CPU time the
   call took (but left at least half the budget).  A slow source so costs its
   batch about the budget, whichever tool it defeats.
 * A worker that dies on its own is retried: the source it was on alone, on a
@@ -23,7 +26,9 @@ report per source.  Workers post which sources each tool is on
   memory) on a source, and a second worker that fails to start for it, gives a
   ToolError: an infrastructure fault, which rewards leave out.
 
-Workers are plain subprocesses: they start the same way whatever the caller's
+Calls from several threads run at once, each on workers of its own (idle
+workers are shared between calls), so a slow source holds only the workers of
+its own call.  Workers are plain subprocesses: they start the same way whatever the caller's
 ``__main__`` is, they inherit its environment at start, and they leave when
 their parent does (:func:`.worker.leave_with`).
 """
@@ -40,7 +45,7 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -57,7 +62,12 @@ from .worker import MEMORY_MB
 
 STARTUP_S = 120.0  # start a worker, import the tools, warm pylint and mypy
 POLL_S = 0.2  # how often the boards are read while no answer comes
-ALLOWANCE_S = (2.0, 0.25)  # a tool call over n sources: base + n * per source (at most the budget)
+# A tool call over n sources may take base + n * per source (at most the budget); honest sources
+# take about 0.007 s each in a batch (all tools together; HumanEval+ in chunks of 16).
+ALLOWANCE_S = (1.0, 0.05)
+# Budgets are CPU time, so that a loaded host does not make honest sources overrun them; a turn is
+# cut at this many times its budget of wall clock too, so that a starved worker cannot hold a call.
+WALL_FACTOR = 2.0
 MAX_CHUNK = 32
 MAX_IDLE = 8
 # A worker whose address space grew past this is replaced after its job, so that a source that
@@ -85,12 +95,17 @@ def describe(status: int) -> str:
 
 @dataclass
 class Turn:
-    """What a worker is on: a tool, the sources it turned to (batch positions), since when, until when."""
+    """What a worker is on: a tool, the sources it turned to (batch positions), since when (wall
+    clock), until when (wall clock), the CPU seconds it is allowed, the worker's CPU time when the
+    turn was seen (None: not measured), and the CPU seconds it used so far."""
 
     tool: str = ""
     positions: tuple[int, ...] = ()
     since: float = math.inf
     deadline: float = math.inf
+    allowance: float = math.inf
+    cpu_since: float | None = None
+    used: float = 0.0
 
 
 class Worker:
@@ -113,6 +128,7 @@ class Worker:
         os.close(outbox_w)
         self.inbox = Connection(inbox_w, readable=False)
         self.outbox = Connection(outbox_r, writable=False)
+        self.usage = psutil.Process(self.process.pid)
         self.job: list[int] = []
         self.seen = 0  # the last board post read
         self.turn = Turn()
@@ -133,8 +149,9 @@ class Worker:
             return False
         return True
 
-    def refresh(self, budget: float) -> None:
-        """Take the worker's latest post as its turn: the sources it is on and their deadline."""
+    def refresh(self, budget_for: Callable[[list[int], str], float]) -> None:
+        """Take the worker's latest post as its turn: the sources it is on and their deadline
+        (``budget_for(job, tool)``: the seconds the tool may spend on one of them)."""
         posted = self.board.read()
         if posted is None or posted.sequence <= self.seen:
             return
@@ -142,8 +159,25 @@ class Worker:
         local = range(len(self.job)) if posted.positions is None else posted.positions
         positions = tuple(self.job[i] for i in local)
         n = len(positions)
+        budget = budget_for(self.job, posted.tool)
         allowance = budget if n == 1 else min(budget, ALLOWANCE_S[0] + ALLOWANCE_S[1] * n)
-        self.turn = Turn(posted.tool, positions, posted.since, posted.since + allowance)
+        self.turn = Turn(posted.tool, positions, posted.since, posted.since + WALL_FACTOR * allowance,
+                         allowance, self.cpu_s())
+
+    def cpu_s(self) -> float | None:
+        """The process's CPU time (user and system seconds); None once it is gone."""
+        try:
+            times = self.usage.cpu_times()
+        except psutil.Error:
+            return None
+        return float(times.user + times.system)
+
+    def overran(self, now: float) -> bool:
+        """Whether the current turn is past its wall-clock deadline or has used its CPU
+        allowance (what it used is kept in the turn)."""
+        if self.turn.cpu_since is not None and (cpu := self.cpu_s()) is not None:
+            self.turn.used = cpu - self.turn.cpu_since
+        return now >= self.turn.deadline or self.turn.used >= self.turn.allowance
 
     def end(self) -> int:
         """Kill the process (if still running) and release it; its exit status."""
@@ -158,7 +192,7 @@ class Worker:
     def address_space_mb(self) -> float:
         """The process's address space in MiB (what its memory limit bounds); 0 once it is gone."""
         try:
-            return float(psutil.Process(self.process.pid).memory_info().vms) / 2**20
+            return float(self.usage.memory_info().vms) / 2**20
         except psutil.Error:
             return 0.0
 
@@ -183,10 +217,10 @@ class _Batch:
     failed_starts: dict[int, int] = field(default_factory=dict)
     spent: dict[int, float] = field(default_factory=dict)
 
-    def budget(self, job: list[int]) -> float:
-        """Seconds a tool may spend on one source of ``job``: ``tool_timeout_s``, less what an
+    def budget(self, job: list[int], tool: str) -> float:
+        """Seconds ``tool`` may spend on one source of ``job``: its budget, less what an
         overrun call over several sources took while a lone source was among them."""
-        budget = float(self.profile.threshold("tool_timeout_s"))
+        budget = self.profile.tool_budget(tool)
         if len(job) == 1:
             return max(budget - self.spent.get(job[0], 0.0), budget / 2)
         return budget
@@ -208,14 +242,14 @@ class _Batch:
         """A worker killed past its deadline: blame the one source it was on, or split its job."""
         turn = worker.turn
         if len(turn.positions) == 1:
-            budget = float(self.profile.threshold("tool_timeout_s"))
+            budget = self.profile.tool_budget(turn.tool)
             self.reports[turn.positions[0]] = fault_report(
                 self.profile, "analysis-timeout",
                 f"{turn.tool} did not finish this source within its {budget:g} s budget")
             self.requeue([p for p in worker.job if p not in turn.positions])
             return
         for position in turn.positions:
-            self.spent[position] = self.spent.get(position, 0.0) + time.monotonic() - turn.since
+            self.spent[position] = self.spent.get(position, 0.0) + turn.used
         self.requeue(worker.job, turn.positions)
 
     def died(self, worker: Worker, how: str, crashed: bool) -> None:
@@ -241,20 +275,26 @@ class _Batch:
 
 
 class WorkerPool:
-    """Warm worker processes, kept between calls; one call at a time.
+    """Warm worker processes, kept between calls; calls from several threads run at once.
 
-    :meth:`abort` (from any thread) cuts the call in progress short: its busy
-    workers are killed and its unfinished sources get an infrastructure error.
+    Each call starts up to its ``workers`` processes (taking idle ones first) and
+    gives them back when it ends.  :meth:`abort` (from any thread) cuts the calls
+    in progress short: their busy workers are killed and their unfinished sources
+    get an infrastructure error.
     """
 
     def __init__(self) -> None:
-        self._idle: list[Worker] = []
         self._owner = os.getpid()  # a forked child must not use (or stop) its parent's workers
         self._aborted = threading.Event()
+        self._changed = threading.Condition()  # guards the idle workers and the count of calls
+        self._idle: list[Worker] = []
+        self._calls = 0
 
     def analyze(self, profile: Profile, codes: list[object], workers: int) -> list[QualityReport]:
         """One report per source, in order; ``workers`` processes at a time."""
         self._adopt()
+        with self._changed:
+            self._calls += 1
         batch = _Batch(profile, [None] * len(codes), deque(chunked(range(len(codes)), workers)))
         busy: list[Worker] = []
         try:
@@ -266,24 +306,33 @@ class WorkerPool:
         finally:
             for worker in busy:  # only after an abort or an exception
                 worker.end()
+            with self._changed:
+                self._calls -= 1
+                self._changed.notify_all()
         return [r if r is not None else infrastructure_report("rewardkit", "not analysed")
                 for r in batch.reports]
 
     def abort(self) -> None:
-        """Cut the call in progress short, and any started before :meth:`close`."""
+        """Cut the calls in progress short, and any started before :meth:`close`."""
         self._aborted.set()
 
     def close(self) -> None:
-        """Stop the idle workers; later calls run again."""
+        """Wait for the calls in progress to end, then stop the idle workers; later calls run
+        again."""
         self._adopt()
-        while self._idle:
-            self._idle.pop().stop()
-        self._aborted.clear()
+        with self._changed:
+            self._changed.wait_for(lambda: self._calls == 0)
+            idle, self._idle = self._idle, []
+            self._aborted.clear()
+        for worker in idle:
+            worker.stop()
 
     def _adopt(self) -> None:
-        """In a process forked from the owner, forget the owner's workers."""
+        """In a process forked from the owner, forget the owner's workers (and its lock, which
+        a thread of the owner may have held at the fork)."""
         if os.getpid() != self._owner:
-            self._idle, self._owner = [], os.getpid()
+            self._changed, self._idle, self._calls = threading.Condition(), [], 0
+            self._owner = os.getpid()
 
     def _start(self, busy: list[Worker], batch: _Batch, job: list[int], codes: list[object]) -> None:
         """Give ``job`` to a worker (an idle one, else a new one)."""
@@ -298,32 +347,36 @@ class WorkerPool:
             self._died(busy, worker, batch)
 
     def _take(self) -> Worker:
-        while self._idle:
-            worker = self._idle.pop()
+        while True:
+            with self._changed:
+                worker = self._idle.pop() if self._idle else None
+            if worker is None:
+                return Worker()
             if worker.process.poll() is None:
                 return worker
             worker.end()
-        return Worker()
 
     def _release(self, busy: list[Worker], worker: Worker) -> None:
         busy.remove(worker)
-        if len(self._idle) < MAX_IDLE and worker.address_space_mb() < RECYCLE_MB:
-            self._idle.append(worker)
-        else:
-            worker.stop()
+        if worker.address_space_mb() < RECYCLE_MB:
+            with self._changed:
+                if len(self._idle) < MAX_IDLE:
+                    self._idle.append(worker)
+                    return
+        worker.stop()
 
     def _step(self, busy: list[Worker], batch: _Batch) -> None:
         """Wait for answers until the nearest deadline (reading the boards every ``POLL_S``);
         handle them, overruns and deaths."""
         for worker in busy:
-            worker.refresh(batch.budget(worker.job))
+            worker.refresh(batch.budget)
         timeout = min(POLL_S, max(0.0, min(w.turn.deadline for w in busy) - time.monotonic()))
         readable = wait([w.outbox for w in busy], timeout)
         for worker in list(busy):
-            worker.refresh(batch.budget(worker.job))
+            worker.refresh(batch.budget)
             if worker.outbox in readable:
                 self._read(busy, worker, batch)
-            elif time.monotonic() >= worker.turn.deadline:
+            elif worker.overran(time.monotonic()):
                 busy.remove(worker)
                 worker.end()
                 if worker.ready:
@@ -345,6 +398,6 @@ class WorkerPool:
 
     def _died(self, busy: list[Worker], worker: Worker, batch: _Batch) -> None:
         busy.remove(worker)
-        worker.refresh(batch.budget(worker.job))  # its last post: the sources it was on
+        worker.refresh(batch.budget)  # its last post: the sources it was on
         status = worker.end()
         batch.died(worker, describe(status), crashed=status not in _EXTERNAL)

@@ -1,7 +1,8 @@
 """Analysis profiles: which tools run, rule severities, thresholds (TOML or dict).
 
 A profile is ``data/default_profile.toml`` with the user's sections merged over
-it. ``severity`` keys are ``"tool:rule"`` or ``"tool:*"``; the value ``"off"``
+it (the ``tool_budget_s`` threshold, seconds per tool, is merged tool by tool).
+``severity`` keys are ``"tool:rule"`` or ``"tool:*"``; the value ``"off"``
 drops the rule.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, Union, cast
 
 from .catalog import lookup
-from .finding import SEVERITIES, Finding, Severity
+from .finding import INPUT_FAULT_TOOL, SEVERITIES, Finding, Severity
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,6 +55,12 @@ class Profile:
     def threshold(self, name: str) -> Any:
         """A value of the ``thresholds`` section."""
         return self.data["thresholds"][name]
+
+    def tool_budget(self, tool: str) -> float:
+        """Seconds ``tool`` may spend on one source: its ``tool_budget_s`` entry, else
+        ``tool_timeout_s``, and never more than ``tool_timeout_s``."""
+        ceiling = float(self.threshold("tool_timeout_s"))
+        return min(float(self.threshold("tool_budget_s").get(tool, ceiling)), ceiling)
 
     @property
     def pylint_extra(self) -> tuple[str, ...]:
@@ -93,6 +100,11 @@ def _validate(data: dict[str, Any]) -> None:
     for name in data["thresholds"]:
         if name not in defaults["thresholds"]:
             raise ValueError(f"unknown threshold {name!r}")
+    for tool, seconds in data["thresholds"]["tool_budget_s"].items():
+        if tool not in defaults["tools"] and tool != INPUT_FAULT_TOOL:
+            raise ValueError(f"tool_budget_s names unknown tool {tool!r}")
+        if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not seconds > 0:
+            raise ValueError(f"tool_budget_s of {tool} must be a positive number, got {seconds!r}")
     for key, sev in data["severity"].items():
         if ":" not in key:
             raise ValueError(f"severity key {key!r} must be 'tool:rule'")
@@ -116,6 +128,11 @@ def load_profile(profile: ProfileLike = None) -> Profile:
         if section not in _SECTIONS:
             raise ValueError(f"unknown profile section {section!r}")
         data[section].update(values)
+    budgets = data["thresholds"]["tool_budget_s"]
+    if not isinstance(budgets, Mapping):
+        raise ValueError(f"tool_budget_s must be a table of seconds per tool, got {budgets!r}")
+    # a user's entries are merged over the defaults', tool by tool
+    data["thresholds"]["tool_budget_s"] = {**_default_data()["thresholds"]["tool_budget_s"], **budgets}
     data["pylint"]["enable"] = sorted(data["pylint"]["enable"])
     _validate(data)
     return Profile(data)
