@@ -6,8 +6,16 @@
    asks a tool budget of 10^6 s; the service clamps it to 3 s), beside the same request alone.
 3. Shutdown: seconds from SIGINT to exit with sandbox or analysis work in flight, and what the
    request in flight was answered (503 means "send it again").
+4. Analysis hog, on a service with its default budgets: a one-line ``/score`` sent while another
+   client's ``/analyze`` keeps mypy busy (a ~200-byte source that would take minutes), beside
+   the same ``/score`` alone, interleaved round by round, and the hog's own seconds.
 
-Run: ``python benchmarks/perf/bench_serve_fairness.py`` (about a minute).
+Run: ``python benchmarks/perf/bench_serve_fairness.py`` (about two minutes).
+
+Part 4 measured 2026-11-28 on a 2-CPU machine shared with other work (medians of 3): the
+one-line /score takes 0.08 s alone and 0.48 s beside the hog (most of it an analysis worker's
+start), the hog 5.25 s (its 5 s mypy budget).  With one analysis turn at a time and a 30 s
+budget, the same run gave 0.08 s alone, 29.48 s beside the hog, and 30.04 s for the hog.
 """
 
 from __future__ import annotations
@@ -97,12 +105,38 @@ def shutdown(work: str, salt: int) -> None:
               f"the request was answered {in_flight.result()[0]}")
 
 
+def one_line_score(value: int) -> Request:
+    """A cisq_grpo ``/score`` of one one-line completion that passes its one case."""
+    return "/score", {"preset": "cisq_grpo", "completions": [f"```python\nprint({value})\n```"],
+                      "columns": {"tests": [one_case(value)]}}
+
+
+def analysis_hog() -> None:
+    """A one-line /score alone and beside another client's mypy hog, interleaved, on a service
+    with its default tool budgets."""
+    process, url = start_service("--workers", "1")
+    try:
+        post(url, *one_line_score(0))  # start the sandbox and the analysis workers
+        alone, pairs = [], []
+        for i in range(ROUNDS):
+            alone.append(post(url, *one_line_score(100 + i))[1])
+            hog = ("/analyze", {"codes": [busy_for_mypy(2000 + i)]})
+            pairs.append(beside(url, hog, one_line_score(200 + i)))
+        print(f"{time.strftime('%Y-%m-%d')}: one-line /score alone {statistics.median(alone):.2f} s, "
+              f"beside the mypy hog {statistics.median(p[0] for p in pairs):.2f} s, "
+              f"the hog {statistics.median(p[1] for p in pairs):.2f} s (medians of {ROUNDS})")
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
 def main() -> None:
-    """Both lanes, then shutdown twice with each kind of work."""
+    """Both lanes, shutdown twice with each kind of work, then the analysis hog."""
     lanes()
     for work in ("sandbox", "analysis"):
         for salt in range(2):
             shutdown(work, salt)
+    analysis_hog()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ DEFAULT_MAX_QUEUED = 128
 DEFAULT_SUITE_TIME_S = 60.0
 DEFAULT_MAX_RUN_S = 600.0
 DEFAULT_MAX_ANALYSIS_S = 300.0
-DEFAULT_MAX_TOOL_S = 30.0  # the default profile's tool_timeout_s
+DEFAULT_MAX_TOOL_S = 5.0  # the default profile's tool_timeout_s
 TOKEN_ENV = "REWARDKIT_TOKEN"
 
 
@@ -49,7 +49,8 @@ class Caps:
     A request body of at most ``body_bytes``, ``batch`` completions or
     sources, test suites of at most ``cases`` cases; ``run_s`` seconds of
     sandbox jobs and ``analysis_s`` of analysis per request; at most
-    ``tool_s`` per analysis tool and source, whatever a profile asks; up to
+    ``tool_s`` of CPU time per analysis tool and source, whatever a profile
+    asks (a profile's ``tool_timeout_s``, which bounds every tool's); up to
     ``queued`` requests waiting to be computed (more are answered 503).
     """
 
@@ -84,10 +85,10 @@ class ServeConfig:
     all requests (``None``: one per CPU); presets that time code measure 3
     times and have a pool of their own, started when first needed.
     ``concurrency`` is the number of requests computed at once (``None``:
-    twice the workers).  ``limits`` apply to every run, and bound the limits
-    a ``/run`` request may ask for; their ``suite_time_s`` bounds one job, and
-    so how long a request can wait for a sandbox slot.  ``caps`` bound each
-    request and the queue.
+    twice the workers).  Analyses run on :attr:`analysis_workers` processes.
+    ``limits`` apply to every run, and bound the limits a ``/run`` request may
+    ask for; their ``suite_time_s`` bounds one job, and so how long a request
+    can wait for a sandbox slot.  ``caps`` bound each request and the queue.
     """
 
     host: str = "127.0.0.1"
@@ -120,6 +121,12 @@ class ServeConfig:
     def sandbox_workers(self) -> int:
         """Sandbox worker processes in use."""
         return self.workers or max(1, os.cpu_count() or 1)
+
+    @property
+    def analysis_workers(self) -> int:
+        """Analysis worker processes in use: one per CPU and one more, which a request's
+        analyses leave to the others (a request uses at most one per CPU at once)."""
+        return max(1, os.cpu_count() or 1) + 1
 
     @property
     def max_concurrent(self) -> int:

@@ -6,7 +6,9 @@ job, one chunk of analysis) its threads take a turn at the matching
 request that has waited longest since its last turn, so requests take turns
 job by job: one with 256 jobs queued holds no more slots than one with a
 single job, and a newcomer waits at most until one running job ends.  Each
-ticket adds up how long its turns took, per lane; a turn asked for past the
+ticket adds up how long its turns took, per lane; a request whose turns took
+more than :data:`QUANTUM_S` longer than another waiting request's lets that
+one go first (a slow request yields its turn), and a turn asked for past the
 request's budget raises :class:`OverBudget`.  Closing the scheduler wakes every
 waiting turn with :class:`Cancelled`; so does dropping one ticket (its client
 went away) for that request's turns.
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 from ..sandbox import NotAdmitted
 
 T = TypeVar("T")
+QUANTUM_S = 1.0  # a request that has used this much more of a lane than another waiting one yields
 
 
 class OverBudget(NotAdmitted):
@@ -115,8 +118,11 @@ class Lane:
             self._changed.notify_all()  # the next request in line may have a slot too
 
     def _next(self) -> tuple[Ticket, tuple[int, float]]:
-        ticket, turns = next(iter(self._waiting.items()))
-        return ticket, turns[0]
+        """The next turn: the first waiting request's (the one that waited longest since its last
+        turn) that has used no more than :data:`QUANTUM_S` more of this lane than any other."""
+        least = min(ticket.spent[self.name] for ticket in self._waiting)
+        return next((ticket, turns[0]) for ticket, turns in self._waiting.items()
+                    if ticket.spent[self.name] <= least + QUANTUM_S)
 
     def _leave(self, ticket: Ticket, turn: tuple[int, float]) -> None:
         """Take one waiting turn off; a request with more goes to the back of the line."""

@@ -11,15 +11,20 @@ Clients are not trusted.  Their suites' evaluators and checks run in a
 sandboxed referee, never in this process (``Sandbox(trust_suites=False)``).
 Sandbox jobs and analysis chunks take turns between requests
 (:mod:`.scheduler`), within the caps of :class:`~.config.ServeConfig`; a
-profile's time budget is bounded by the service's.
+profile's time budget is bounded by the service's.  A request analyses its
+chunks on at most all but one of the analysis workers at once, each chunk on
+a worker of its own, so a source that keeps a tool busy for its whole budget
+holds one worker, and another request's analysis still finds one free.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
-import os
+import math
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import __version__
@@ -27,7 +32,7 @@ from ..analyzers import QualityReport, analyze_many, shutdown_pool
 from ..analyzers.faults import infrastructure_report
 from ..analyzers.profile import load_profile
 from ..rewards import PRESETS, ConfigError, Engine, Reward
-from ..rewards.engine import ANALYSIS_LOCK, SUITE_COLUMNS
+from ..rewards.engine import SUITE_COLUMNS
 from ..rewards.presets import REPEATS
 from ..sandbox import Limits, Sandbox, TestSuite
 from ..sandbox.suite_formats import case_count
@@ -38,6 +43,9 @@ from .scheduler import OverBudget, Scheduler
 
 # Profile thresholds that set how much work an analysis may do: a client may lower them only.
 BOUNDED_THRESHOLDS = ("max_source_bytes", "max_ast_depth")
+# Sources in one analysis turn, at most: a batch is far cheaper per source than one at a time
+# (tools such as mypy check a chunk in one call), and a turn stays a fraction of a second.
+MAX_CHUNK = 8
 
 
 class BatchTooLarge(ValueError):
@@ -52,9 +60,9 @@ class Service:
         self._engines: dict[int, Engine] = {}  # by runs per measurement, each on its own sandbox
         self._rewards: dict[tuple[str, str | None], Reward] = {}
         self._lock = threading.Lock()
-        # sandbox jobs of every engine share the workers' count of slots; analyses go one chunk
-        # at a time (the analysis pool is shared by the whole process)
-        self.scheduler = Scheduler({"run": config.sandbox_workers, "analysis": 1},
+        # sandbox jobs of every engine share the workers' count of slots; analysis chunks, one
+        # per analysis worker
+        self.scheduler = Scheduler({"run": config.sandbox_workers, "analysis": config.analysis_workers},
                                    {"run": config.caps.run_s, "analysis": config.caps.analysis_s})
         self.stopping = False
 
@@ -145,18 +153,29 @@ class Service:
         return [report.to_dict() for report in self._analyze_codes(list(codes), profile)]
 
     def _analyze_codes(self, codes: list[str], profile: dict[str, Any] | None = None) -> list[QualityReport]:
-        """Reports of ``codes``, a few sources per turn, under the service's bounds on ``profile``."""
+        """Reports of ``codes`` under the service's bounds on ``profile``: chunks of a few
+        sources, each a turn on one analysis worker, on all workers but one at once (about two
+        chunks a worker, so that the request's analysis time is counted as it goes)."""
         bounded = self._profile(profile)
-        size = max(1, os.cpu_count() or 1)  # one source per analysis worker and turn
-        reports: list[QualityReport] = []
-        for start in range(0, len(codes), size):
-            chunk = codes[start:start + size]
-            try:
-                with self.scheduler.turn("analysis"), ANALYSIS_LOCK:
-                    reports += analyze_many(chunk, bounded)
-            except OverBudget as exc:  # not analysed: no score, not a low one
-                reports += [infrastructure_report("rewardkit-serve", f"not analysed: {exc}")] * len(chunk)
-        return reports
+        share = max(1, self.config.analysis_workers - 1)
+        size = max(1, min(MAX_CHUNK, math.ceil(len(codes) / (2 * share))))
+        chunks = [codes[start:start + size] for start in range(0, len(codes), size)]
+        if len(chunks) <= 1:
+            return [report for chunk in chunks for report in self._analyze_chunk(chunk, bounded)]
+        with ThreadPoolExecutor(min(share, len(chunks)), thread_name_prefix="rewardkit-analysis") as pool:
+            # each chunk's turn is taken as this request (the scheduler reads it from the context)
+            done = [pool.submit(contextvars.copy_context().run, self._analyze_chunk, chunk, bounded)
+                    for chunk in chunks]
+            return [report for future in done for report in future.result()]
+
+    def _analyze_chunk(self, chunk: list[str], profile: dict[str, Any]) -> list[QualityReport]:
+        """Reports of one chunk, analysed in a turn on one worker; infrastructure reports when the
+        request has no analysis time left (no score, not a low one)."""
+        try:
+            with self.scheduler.turn("analysis"):
+                return analyze_many(chunk, profile, workers=1)
+        except OverBudget as exc:
+            return [infrastructure_report("rewardkit-serve", f"not analysed: {exc}")] * len(chunk)
 
     def openrlhf(self, preset: str, objective: str | None, queries: Sequence[str],
                  prompts: Sequence[str] | None, labels: Sequence[Any] | None,
@@ -186,6 +205,7 @@ class Service:
             if not isinstance(asked, (int, float)) or isinstance(asked, bool) or not asked > 0:
                 raise ConfigError(f"threshold {name} must be a positive number, got {asked!r}")
             thresholds[name] = min(asked, ceiling)
+        load_profile(bounded)  # the rest of it checked before any work: a ValueError is a 400
         return bounded
 
     def _check_suites(self, columns: dict[str, list[Any]]) -> None:
