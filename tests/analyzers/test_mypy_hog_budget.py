@@ -15,6 +15,7 @@ from analyzer_helpers import nested_max
 from killer import children_with
 
 from rewardkit.analyzers import QualityReport, analyze, analyze_many
+from rewardkit.analyzers.pool import WALL_FACTOR
 from rewardkit.analyzers.profile import load_profile
 
 HOG = nested_max(8)  # ~100 s of mypy
@@ -38,7 +39,7 @@ def test_the_mypy_hog_scores_the_lowest_within_the_default_budget() -> None:
     assert report.errors == () and _timed_out(report), report
     assert f"mypy did not finish this source within its {budget:g} s budget" in report.findings[0].message
     assert report.score == 0.0
-    assert elapsed < budget + START_S, elapsed
+    assert elapsed < WALL_FACTOR * budget + START_S, elapsed  # CPU time; wall clock on a busy host
 
 
 def test_per_tool_budgets_are_bounded_by_tool_timeout_s() -> None:
