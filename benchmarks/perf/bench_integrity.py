@@ -248,10 +248,10 @@ def section_corpus() -> None:
         cases = ElementTree.parse(report).getroot().iter("testcase")  # nosec B314 - our own report
         counts: dict[str, collections.Counter[str]] = {}
         for case in cases:
-            outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")),
+            verdict = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")),
                            "defended")
             module = case.get("classname", "?")  # the test module, or module.Class
-            counts.setdefault(module, collections.Counter())[outcome] += 1
+            counts.setdefault(module, collections.Counter())[verdict] += 1
     total: collections.Counter[str] = collections.Counter()
     for module, outcome in sorted(counts.items()):
         total.update(outcome)
