@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from rewardkit import rewards
 from rewardkit.rewards import Engine
 from rewardkit.sandbox import Sandbox, Status, SuiteError, TestSuite
-from rewardkit.scoring import make_reward
 
 ADD_STDIO = "a, b = map(int, input().split())\nprint(a + b)\n"
 # verl's stdio ground truth (prime_code / TACO), the second input as a list of lines
@@ -89,10 +89,11 @@ def test_foreign_shapes_that_cannot_be_used_say_why(given: dict[str, Any], messa
 
 def test_engine_reads_verification_info_and_its_language(sandbox: Sandbox) -> None:
     """A row with verification_info and no tests is scored on it, in its language; an
-    unsupported language is a compile error naming it, not a crash of the batch."""
+    unsupported language is a compile error naming it, not a crash of the batch.  (Correctness
+    only: the quality component judges Python rows alone.)"""
     cpp = ("#include <iostream>\nint main() { long a, b; std::cin >> a >> b; "
            "std::cout << a + b << std::endl; }\n")
-    reward = make_reward("cisq_grpo", engine=Engine(sandbox=sandbox))
+    reward = rewards.pass_rate(engine=Engine(sandbox=sandbox))
     rows = [{"completion": f"```python\n{ADD_STDIO}```", "verification_info": INFO},
             {"completion": "```python\nprint(0)\n```", "verification_info": json.dumps(INFO)},
             {"completion": f"```cpp\n{cpp}```", "verification_info": INFO | {"language": "cpp"}},
