@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, NoReturn
 
+from . import seccomp
 from . import view as view_module
 from .mounts import (
     CLONE_NEWIPC,
@@ -60,6 +61,7 @@ class Isolation:
     scratch: str = "shared"  # "per-run": fresh /tmp, /var/tmp, /dev/shm and SysV IPC each run
     accounting: dict[str, Any] = field(default_factory=dict)
     runs_forked_by: str = "worker"  # or "fork server" (:mod:`.fork_server`)
+    syscall_filter: str = "none"  # :func:`.seccomp.describe`: what each run's seccomp filter denies
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,7 +84,7 @@ def enter_worker_namespaces(keep_paths: list[str], packages: list[str], hidden: 
     ``hidden`` folders the view covers even where it shows their parent;
     ``runtime_dir`` this runtime, which the view shows at ``RUNTIME_MOUNT``.
     """
-    iso = Isolation()
+    iso = Isolation(syscall_filter=seccomp.describe())
     if os.geteuid() != 0:
         iso.notes.append("not root: no namespaces, no uid switch; rlimits and killpg only")
         return iso

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, NoReturn
 
-from . import compile_plain, harness, isolation, protocol
+from . import compile_plain, harness, isolation, protocol, seccomp
 from .accounting import RunGroup
 
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
@@ -74,6 +74,8 @@ def enter(iso: isolation.Isolation, spec: RunSpec, group: RunGroup, pipe_fds: li
             os.sched_setaffinity(0, spec.cpus)
         isolation.prepare_child(iso, spec.limits, spec.workdir, deterministic=spec.deterministic)
         group.join()
+        if not iso.syscall_filter.startswith("none"):
+            seccomp.install()
         code = group.untimed((lambda: _syntax_gate(spec.path, MODULE_REPLY_FD)) if spec.gate else None)
         _start(spec, code)
     except BaseException as exc:  # whatever stopped it, say so on the run's stderr

@@ -19,6 +19,9 @@ never fail the check:
   is read from the name when the name carries one).
 * **docker containers labelled ``rewardkit=sandbox``** that no live
   ``docker run`` holds any more.
+* **kernel keys of sandbox uids** (``/proc/key-users``): keyrings are keyed by
+  uid and outlive every process, so a key a run made is state a later run of
+  the same uid could find.
 
 Each check compares with a :class:`Snapshot` taken before the test, so that
 what was there already (an earlier leak, someone else's) is not blamed on it.
@@ -141,6 +144,16 @@ def work_roots() -> dict[str, int | None]:
 
 
 # -- containers ----------------------------------------------------------------------------------------
+def sandbox_uid_keys() -> set[int]:
+    """The sandbox uids (>= 100000) that own kernel keys (``/proc/key-users``)."""
+    try:
+        with open("/proc/key-users", encoding="ascii") as handle:
+            uids = {int(line.split(":", 1)[0]) for line in handle if ":" in line}
+    except OSError:
+        return set()
+    return {uid for uid in uids if uid >= SANDBOX_UID_BASE}
+
+
 def docker_available() -> bool:
     """Whether a docker CLI is here and its engine answers."""
     if shutil.which("docker") is None:
@@ -188,12 +201,13 @@ class Snapshot:
     roots: dict[str, int | None] = field(default_factory=dict)
     container_ids: dict[str, str] = field(default_factory=dict)
     servers: dict[tuple[int, float], int] = field(default_factory=dict)
+    key_uids: set[int] = field(default_factory=set)
 
     @classmethod
     def take(cls, containers: bool = False) -> Snapshot:
         """Record the sandbox's traces now (containers too when ``containers``)."""
         return cls(containers, sandbox_uid_processes(), sandbox_owned_files(), work_roots(),
-                   sandbox_containers() if containers else {}, fork_servers())
+                   sandbox_containers() if containers else {}, fork_servers(), sandbox_uid_keys())
 
     def leftovers(self) -> list[str]:
         """What our sandboxes left since the snapshot, one line each."""
@@ -211,6 +225,7 @@ class Snapshot:
             worker = _worker_of(uid)
             if worker in ours or not psutil.pid_exists(worker):
                 found.append(f"file {path} (uid {uid})")
+        found += [f"kernel keys of sandbox uid {uid}" for uid in sandbox_uid_keys() - self.key_uids]
         for key, parent in fork_servers().items():
             if key not in self.servers and parent not in workers:
                 found.append(f"fork server {key[0]} without its worker (parent {parent})")
