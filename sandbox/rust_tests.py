@@ -274,19 +274,30 @@ def verdict(frames: list[dict[str, Any]], names: tuple[str, ...], outcome: str,
     main.rs), ``RUNTIME_ERROR`` for a panic in the solution's own code, with a message; None when
     the run's ``outcome`` (a limit, a crash) decides instead."""
     reported = [frame for frame in frames if "test" in frame]
-    done = any(frame.get("done") == len(names) for frame in frames)
-    if outcome == "ok" and done and names and [f.get("test") for f in reported] == list(names) \
-            and all(f.get("result") in ("ok", "ignored") for f in reported):
+    if outcome == "ok" and _all_passed(frames, reported, names):
         return Status.PASSED, ""
     failure = next((f for f in reported if f.get("result") not in ("ok", "ignored")), None)
     if outcome in ("ok", "runtime_error") and failure is not None:
-        name, text, line = failure.get("test"), str(failure.get("message", "")), failure.get("line")
-        if not isinstance(line, int) or line == 0 or line >= first_test_line:  # the tests' assertion
-            return Status.WRONG_ANSWER, f"Wrong answer: test {name} failed:\n{text[-2000:]}"
-        return Status.RUNTIME_ERROR, f"Runtime error in test {name}:\n{text[-2000:]}"  # the solution's panic
+        return _failed(failure, first_test_line)
     if outcome == "ok" and not names:
         return Status.RUNTIME_ERROR, "The suite's test code has no #[test] function to run."
     if outcome == "ok":
         return Status.RUNTIME_ERROR, ("The test program exited with code 0 before every test had run "
                                       "and passed (did the solution end the process?).")
     return None
+
+
+def _all_passed(frames: list[dict[str, Any]], reported: list[dict[str, Any]], names: tuple[str, ...]) -> bool:
+    """Every test of ``names`` reported, in order, as passed or ignored, and the program said done."""
+    done = any(frame.get("done") == len(names) for frame in frames)
+    return (done and bool(names) and [f.get("test") for f in reported] == list(names)
+            and all(f.get("result") in ("ok", "ignored") for f in reported))
+
+
+def _failed(failure: dict[str, Any], first_test_line: int) -> tuple[Status, str]:
+    """A failed test's verdict: the tests' assertion (a panic at or after ``first_test_line``, or
+    none in main.rs) is a wrong answer, a panic in the solution's code a runtime error."""
+    name, text, line = failure.get("test"), str(failure.get("message", "")), failure.get("line")
+    if not isinstance(line, int) or line == 0 or line >= first_test_line:
+        return Status.WRONG_ANSWER, f"Wrong answer: test {name} failed:\n{text[-2000:]}"
+    return Status.RUNTIME_ERROR, f"Runtime error in test {name}:\n{text[-2000:]}"
