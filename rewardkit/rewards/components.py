@@ -27,6 +27,28 @@ Scored = tuple[float | None, dict[str, Any]]
 DEFAULT_NOISE_FLOOR = {"time": 0.10, "memory": 0.01, "integral": 0.15, "instructions": 0.0}
 MEMORY_NOISE_KB = 512.0  # peak memory varies by a few hundred KiB whatever the program holds
 NOISE_FLOOR_CAP = 0.25  # a gain of 25% (1.33x) always counts, however noisy the measurement
+# The meters' absolute resolution per language: time (s) and integral (KiB·s) differences
+# below these count as none, whatever their share of the baseline.  A program of a few
+# milliseconds reports a time the worker has taken its language's start-up cost off (a cost
+# each worker measures once), and that figure moves by as much as the program costs.  Each
+# value is the largest difference between two measurements of one trivial program (echo a
+# word, 3 cases, repeats=3, comment-only copies each compiled afresh; 4 fresh sandboxes of 2
+# workers x 10 copies, 780 pairs per language and session), over two sessions, rounded up.
+# Measured 2026-11-28 on the development machine (2 shared cores, CPU speed swinging ~2x) with
+#     python benchmarks/perf/bench_time_resolution.py 4 10
+# The largest differences, first / second session, time in ms and integral in KiB·s:
+#   python 1.4 / 4.8 and 6.2 / 4.0      c 0.5 / 0.9 and 0.8 / 1.5      cpp 2.1 / 1.6 and 3.1 / 1.7
+#   java 29.7 / 15.7 and 3101 / 1107    javascript 19.6 / 16.6 and 441 / 512
+#   go 2.0 / 1.0 and 8.6 / 4.2          rust 0.9 / 0.7 and 2.0 / 0.9
+RESOLUTION: dict[str, dict[str, float]] = {
+    "python": {"time": 0.005, "integral": 8.0},
+    "c": {"time": 0.001, "integral": 2.0},
+    "cpp": {"time": 0.003, "integral": 4.0},
+    "java": {"time": 0.030, "integral": 4000.0},
+    "javascript": {"time": 0.020, "integral": 600.0},
+    "go": {"time": 0.0025, "integral": 10.0},
+    "rust": {"time": 0.001, "integral": 3.0},
+}
 # every objective an efficiency reward takes: the sandbox's three meters and the instruction count
 OBJECTIVE_CHOICES = (*OBJECTIVES, "instructions")
 NO_COUNT = ("the 'instructions' objective needs instruction counts: give the reward no engine (the "
@@ -35,7 +57,8 @@ NO_COUNT = ("the 'instructions' objective needs instruction counts: give the rew
 
 @dataclass(frozen=True)
 class Component:
-    """One named reward: ``compute(view) -> (value, info)``; ``needs`` ⊆ {run, baseline, analysis}."""
+    """One named reward: ``compute(view) -> (value, info)``; ``needs`` ⊆ {run, outcome, baseline,
+    analysis} (see :meth:`.Engine.views`)."""
 
     name: str
     compute: Callable[[View], Scored]
@@ -173,6 +196,23 @@ def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> fl
     return floor
 
 
+def resolution_for(objective: str, language: str) -> float:
+    """The smallest difference in ``objective`` that the meter resolves for ``language``, in the
+    objective's unit (:data:`RESOLUTION`); a difference below it is no gain and no loss.
+
+    Time and the integral have one per language.  Memory's absolute noise,
+    :data:`MEMORY_NOISE_KB`, the same for every language, is in :func:`noise_floor_for` as
+    a share of the baseline; an instruction count is exact.  A language the table lacks
+    gets the coarsest resolution there is.
+    """
+    if objective not in ("time", "integral"):
+        return 0.0
+    try:
+        return RESOLUTION[resolve_language(language).name][objective]
+    except (KeyError, ValueError):
+        return max(row[objective] for row in RESOLUTION.values())
+
+
 # efficiency(objective=ROW): each row's ``objective`` column names its objective
 ROW = "row"
 
@@ -180,6 +220,11 @@ ROW = "row"
 def efficiency(objective: str = "time", noise_floor: float | None = None,
                upper: float | None = None) -> Component:
     """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass.
+
+    A gain counts when it clears both the relative noise floor (:func:`noise_floor_for`) and
+    the language's absolute resolution (:func:`resolution_for`): comment-only copies of a
+    sub-millisecond program differ by as much as they cost.  ``noise_floor`` replaces both
+    (``noise_floor=0.0`` scores every difference, as the Afterburner paper does).
 
     ``objective="row"`` (:data:`ROW`) scores each row on its own ``objective``
     column, as the Afterburner seed's GRPO trains on a mix of its three
@@ -238,9 +283,14 @@ def _efficiency(view: View, objective: str, noise_floor: float | None, upper: fl
         raise ConfigError(NO_COUNT)
     if e_in is None or e_out is None:
         return None, {**_status(view), "error": f"no {objective} measurement"}
-    floor = noise_floor if noise_floor is not None else noise_floor_for(objective, view.baseline, candidate)
-    value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor)
-    return value, {**_status(view), "e_in": e_in, "e_out": e_out, "noise_floor": floor}
+    if noise_floor is None:
+        floor = noise_floor_for(objective, view.baseline, candidate)
+        resolution = resolution_for(objective, view.language)
+    else:  # a floor given is the only one: noise_floor=0.0 scores every difference
+        floor, resolution = noise_floor, 0.0
+    value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor, resolution=resolution)
+    return value, {**_status(view), "e_in": e_in, "e_out": e_out, "noise_floor": floor,
+                   "resolution": resolution}
 
 
 def percentile(objective: str = "time") -> Component:
@@ -271,15 +321,26 @@ def percentile(objective: str = "time") -> Component:
 # -- quality ------------------------------------------------------------------------------------
 CHARACTERISTICS = ("maintainability", "security", "performance", "reliability")
 QUALITY_AGGREGATES = ("total", "mean")
+# quality(gate=PASSED_ANY): no quality reward for a completion that passes none of its row's tests
+PASSED_ANY = "passed_any"
+QUALITY_GATES = (PASSED_ANY, None)
 
 
-def quality(characteristic: str | None = None, aggregate: str = "total") -> Component:
+def quality(characteristic: str | None = None, aggregate: str = "total",
+            gate: str | None = PASSED_ANY) -> Component:
     """Static quality from the analyzers (SPEC §4.4), in [0, 1].
 
     ``aggregate="total"``: ``1/(1+W)`` over all findings.  ``aggregate="mean"``: the mean of
     the four per-characteristic scores ``1/(1+W_c)``, the CISQ paper's "average score" of its
     analyzer (its validation figures, 0.77-0.89, are on this scale; ``cisq_grpo`` uses it).
     ``characteristic`` scores one characteristic's findings alone, ``1/(1+W_c)``.
+
+    ``gate="passed_any"`` (:data:`PASSED_ANY`, the default): where the row has tests, a
+    completion that passes none of them scores 0, so code that does nothing (a docstring, a
+    ``pass``) earns no reward for having no findings.  The completion runs once, and that run
+    is shared with the components that read it (pass rate, efficiency).  A row without tests
+    (code scored for quality alone) is scored on its analysis.  ``gate=None`` is the CISQ
+    paper's formula, which scores quality whatever the code does.
     """
     if characteristic is not None and characteristic not in CHARACTERISTICS:
         raise ConfigError(f"unknown characteristic {characteristic!r}; use one of {CHARACTERISTICS}")
@@ -288,9 +349,17 @@ def quality(characteristic: str | None = None, aggregate: str = "total") -> Comp
     if characteristic is not None and aggregate != "total":
         raise ConfigError("give a characteristic or an aggregate, not both: a characteristic's "
                           "score is its own 1/(1+W_c)")
+    if gate not in QUALITY_GATES:
+        raise ConfigError(f"unknown quality gate {gate!r}; use {PASSED_ANY!r} (no quality for code "
+                          "that passes no test) or None (the paper's, quality whatever the code does)")
 
     def compute(view: View) -> Scored:
         _python_only(view.language)
+        if gate == PASSED_ANY and view.suite is not None:  # the row has tests
+            if _fault(view):
+                return None, _status(view)
+            if view.result is None or view.result.tests_passed == 0:
+                return 0.0, {**_status(view), "why_zero": "the completion passes no test"}
         if view.report is None:
             return 0.0, {"reason": view.problem}
         report = view.report
@@ -306,7 +375,8 @@ def quality(characteristic: str | None = None, aggregate: str = "total") -> Comp
                               "by_characteristic": dict(report.by_characteristic)}
 
     name = "quality" if characteristic is None else f"quality_{characteristic}"
-    return Component(name, compute, frozenset({"analysis"}), 0.0)
+    needs = {"analysis", "outcome"} if gate == PASSED_ANY else {"analysis"}
+    return Component(name, compute, frozenset(needs), 0.0)
 
 
 def _python_only(language: str) -> None:

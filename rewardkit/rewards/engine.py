@@ -141,12 +141,14 @@ class Engine:
               needs: set[str]) -> list[View]:
         """One view per completion, with the runs, baselines and reports ``needs`` asks for.
 
+        ``needs`` ⊆ {run, outcome, baseline, analysis}: ``run`` runs every completion against its
+        row's tests (which every row must have), ``outcome`` only those whose row has tests.
         A ``tests`` value shared by several rows (a GRPO group's) is read into a suite once.
         """
         suites: dict[int, TestSuite] = {}  # by the id of a tests value, alive in ``columns``
         views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs, suites)
                  for i, completion in enumerate(completions)]
-        if "run" in needs:
+        if needs & {"run", "outcome"}:
             runnable = [v for v in views if v.code is not None and v.suite is not None]
             results = self._run([(v.code, v.suite, v.language) for v in runnable])  # type: ignore[misc]
             for view in runnable:
@@ -159,7 +161,10 @@ class Engine:
 
     def _view(self, completion: Any, columns: dict[str, Any], needs: set[str],
               suites: dict[int, TestSuite]) -> View:
-        suite = _suite(columns, suites) if needs & {"run", "baseline"} else None
+        if needs & {"run", "baseline"} or ("outcome" in needs and _tests(columns) is not None):
+            suite = _suite(columns, suites)
+        else:
+            suite = None
         language = str(columns.get("language") or _declared_language(columns, suites, suite)
                        or "python")
         text = completion_text(completion)

@@ -87,15 +87,18 @@ def rlef(passed: bool, valid: bool) -> float:
 
 
 def efficiency_gain(e_in: float, e_out: float, objective: str = "time", upper: float | None = None,
-                    eps: float = 1e-9, noise_floor: float = 0.0) -> float:
+                    eps: float = 1e-9, noise_floor: float = 0.0, resolution: float = 0.0) -> float:
     """Afterburner efficiency: tanh of the clipped relative improvement.
 
     ``E_clip = clip(E, 0, upper)``, ``gain = (E_in_clip - E_out_clip) / (E_in_clip + eps)``,
-    ``tanh(gain)``; a ``|gain|`` below ``noise_floor`` counts as 0.
+    ``tanh(gain)``; a ``|gain|`` below ``noise_floor`` (relative) or a
+    ``|E_in_clip - E_out_clip|`` below ``resolution`` (in the objective's unit) counts as 0.
 
     >>> round(efficiency_gain(2.0, 1.0), 4)   # twice as fast: tanh(0.5)
     0.4621
     >>> efficiency_gain(1.0, 0.98, noise_floor=0.03)   # 2% is within the noise
+    0.0
+    >>> efficiency_gain(0.002, 0.001, resolution=0.003)   # 2x, but by less than the timer resolves
     0.0
     >>> round(efficiency_gain(200.0, 0.0), 4)   # the baseline is clipped to 90 s
     0.7616
@@ -104,7 +107,7 @@ def efficiency_gain(e_in: float, e_out: float, objective: str = "time", upper: f
     e_in_clip = min(max(e_in, 0.0), limit)
     e_out_clip = min(max(e_out, 0.0), limit)
     gain = (e_in_clip - e_out_clip) / (e_in_clip + eps)
-    if abs(gain) < noise_floor:
+    if abs(gain) < noise_floor or abs(e_in_clip - e_out_clip) < resolution:
         return 0.0
     return math.tanh(gain)
 

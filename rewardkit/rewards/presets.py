@@ -13,6 +13,9 @@ code are worth nothing; efficiency is next, as the objective being optimised;
 quality keeps the optimised code maintainable (tricks that win milliseconds
 with unreadable or unsafe code lose here); format is small because a model
 learns it within a few steps and it then no longer separates completions.
+Quality is paid only to code that passes at least one of its row's tests
+(``quality_gate="passed_any"``; ``None`` for the CISQ paper's unconditional
+formula), or else code that does nothing would earn it for having no findings.
 Efficiency rewards measure with ``repeats=3`` so each comparison has a
 measured spread behind its noise floor.
 
@@ -95,16 +98,25 @@ def afterburner(objective: str = "time", *, engine: Engine | None = None,
 def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
               limits: Limits | None = None, strict: bool = False,
               format_penalty: float = 0.0, quality_aggregate: str = "mean",
-              shaping: Shaping | None = None) -> Reward:
+              quality_gate: str | None = c.PASSED_ANY, shaping: Shaping | None = None) -> Reward:
     """CISQ code-quality GRPO reward: one code block, test pass rate, static quality.
 
     Quality is the paper's "average score", the mean of the four per-characteristic
     ``1/(1+W_c)``; ``quality_aggregate="total"`` scores ``1/(1+W)`` over all findings instead.
+
+    ``quality_gate="passed_any"`` (the default) pays quality only to a completion that passes
+    at least one test.  The paper's formula (``quality_gate=None``) pays it to any code, and
+    code that does nothing has nothing to find fault with: a lone docstring scores
+    0.2 + 0.5·1.0 = 0.70 and outscores a correct answer with one finding in each of three
+    characteristics (0.2 + 0.3 + 0.5·0.31 = 0.655), so a policy learns to stop solving.
+    Gated, the docstring scores 0.2; quality still ranks the answers that work, and partial
+    credit (one test passed) keeps it from vanishing on hard rows.  The gate reads the run
+    that pass rate makes: no extra sandbox run.
     """
     w = WEIGHTS["cisq_grpo"]
     return Reward([(c.code_block_format(format_penalty), w["code_block_format"]),
                    (c.pass_rate(), w["pass_rate"]),
-                   (c.quality(aggregate=quality_aggregate), w["quality"])],
+                   (c.quality(aggregate=quality_aggregate, gate=quality_gate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict,
                   "cisq_grpo").with_components(*shaping_components(shaping))
 
@@ -112,18 +124,24 @@ def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
 def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                        sandbox: Sandbox | None = None, limits: Limits | None = None,
                        strict: bool = False, quality_aggregate: str = "total",
+                       quality_gate: str | None = c.PASSED_ANY,
                        shaping: Shaping | None = None) -> Reward:
     """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above).
 
     ``objective="row"`` scores each row on its own ``objective`` column, as in :func:`afterburner`.
     Quality is ``1/(1+W)`` over all findings, so one serious finding weighs the same in
     whichever characteristic it falls; ``quality_aggregate="mean"`` takes the CISQ paper's average.
+    ``quality_gate="passed_any"`` (the default) pays quality only to code that passes a test,
+    as in :func:`cisq_grpo`: code that does nothing would otherwise collect the full 0.25 for
+    having nothing to find fault with and, where the baseline passes, score 0.1 - 0.35 + 0.25 =
+    0.0, above an honest attempt that passes two tests of three with quality 0.3 (-0.175);
+    gated, it scores -0.25.  ``quality_gate=None`` pays quality to any code.
     """
     w = WEIGHTS["quality_efficiency"]
     return Reward([(c.afterburner_format(), w["afterburner_format"]),
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"]),
-                   (c.quality(aggregate=quality_aggregate), w["quality"])],
+                   (c.quality(aggregate=quality_aggregate, gate=quality_gate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["quality_efficiency"], objective), strict,
                   "quality_efficiency").with_components(*shaping_components(shaping))
 

@@ -90,8 +90,9 @@ def test_rlef_binary_and_percentile(engine: Engine) -> None:
 def test_quality_per_characteristic(engine: Engine) -> None:
     code = "import subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n"
     report = analyze(code)
-    value = rewards.quality("security", engine=engine)(completions=[wrap(code + "\n")],
-                                                         tests=[TESTS])
+    # gate=None: the code passes none of TESTS, and the gate would score it 0 whatever its findings
+    value = rewards.quality("security", gate=None, engine=engine)(completions=[wrap(code + "\n")],
+                                                                  tests=[TESTS])
     assert value == [pytest.approx(report.by_characteristic["security"])]
     assert value[0] < 1.0
 
