@@ -80,7 +80,7 @@ EXPECTED_OUTPUT: dict[str, str] = {
     "rewardkit score --jsonl foreign.jsonl": r"^verl 1\.0\nopen-r1 0\.0\nhuman-eval 1\.0$",
     "--solutions samples.jsonl": r"\| pass@1 \| 0\.333 \|",
     "--base-url http://127.0.0.1:9/v1": r"^exit code 1$(.|\n)*cannot connect",  # stdout, then stderr
-    "compute_score_async(": r"^\[0\.758, 0\.458(, 0\.758, 0\.458){3}\]$",
+    "compute_score_async(": r"^\[0\.758, 0\.0(, 0\.758, 0\.0){3}\]$",
     "reward = rewards.cisq_grpo(shaping=": r"\[0\.2, 0\.3, 0\.5, 1\.0, 0\.5, 0\.5\]\n.*'cosine_scaled': 0\.9",
 }
 
