@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from .tools._astutil import import_aliases
+from .tools._astutil import dotted, import_aliases
 
 #: Names whose truth mypy decides before it reads a branch (a prefix matches their attributes).
 DECIDED = ("TYPE_CHECKING", "typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING", "MYPY",
@@ -37,7 +37,7 @@ def reveal_hidden_branches(text: str, nodes: list[ast.AST]) -> str:
             inserts += [(test.lineno, test.col_offset, b"bool("),
                         (test.end_lineno or test.lineno, test.end_col_offset or 0, b")")]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            blanks += [d for d in node.decorator_list if _name(d, aliases) in NO_TYPE_CHECK]
+            blanks += [d for d in node.decorator_list if dotted(d, aliases) in NO_TYPE_CHECK]
     if not inserts and not blanks:
         return text
     lines = [line.encode("utf-8") for line in text.split("\n")]
@@ -71,16 +71,5 @@ def _decided(test: ast.expr, aliases: dict[str, str]) -> bool:
                    if not isinstance(v, (ast.Constant, ast.Tuple)))
     if isinstance(test, ast.Subscript):
         return _decided(test.value, aliases)
-    name = _name(test, aliases)
+    name = dotted(test, aliases)
     return name is not None and any(name == d or name.startswith(d + ".") for d in DECIDED)
-
-
-def _name(node: ast.expr, aliases: dict[str, str]) -> str | None:
-    """The dotted name of a name or attribute chain, imports resolved."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([aliases.get(node.id, node.id), *reversed(parts)])
