@@ -111,10 +111,13 @@ def install() -> None:
     if code is None:
         raise OSError(f"no seccomp syscall table for {os.uname().machine}")
     buffer = ctypes.create_string_buffer(code, len(code))
-    fprog = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer))
-    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
-    for args, what in (((PR_SET_NO_NEW_PRIVS, 1), "PR_SET_NO_NEW_PRIVS"),
-                       ((PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog_buffer)), "PR_SET_SECCOMP")):
-        padded = [ctypes.c_ulong(arg) for arg in (*args, 0, 0, 0, 0)[:5]]
-        if libc.prctl(*padded) != 0:
-            raise OSError(ctypes.get_errno(), f"prctl({what})")
+    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(buffer)))
+    _prctl("PR_SET_NO_NEW_PRIVS", PR_SET_NO_NEW_PRIVS, 1)
+    _prctl("PR_SET_SECCOMP", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+
+
+def _prctl(what: str, *args: int) -> None:
+    """``prctl(*args)`` with its unused arguments zero; OSError naming ``what`` if it fails."""
+    values = [ctypes.c_ulong(value) for value in (*args, 0, 0, 0, 0)[:5]]
+    if libc.prctl(*values) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({what})")

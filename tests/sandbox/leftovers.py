@@ -143,7 +143,6 @@ def work_roots() -> dict[str, int | None]:
     return found
 
 
-# -- containers ----------------------------------------------------------------------------------------
 def sandbox_uid_keys() -> set[int]:
     """The sandbox uids (>= 100000) that own kernel keys (``/proc/key-users``)."""
     try:
@@ -154,6 +153,7 @@ def sandbox_uid_keys() -> set[int]:
     return {uid for uid in uids if uid >= SANDBOX_UID_BASE}
 
 
+# -- containers ----------------------------------------------------------------------------------------
 def docker_available() -> bool:
     """Whether a docker CLI is here and its engine answers."""
     if shutil.which("docker") is None:
