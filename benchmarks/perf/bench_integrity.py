@@ -232,7 +232,9 @@ def section_referee() -> None:
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ATTACK_FILES = ("tests/sandbox/attacks", "tests/analyzers/attacks", "tests/sandbox/test_hostile.py",
-                "tests/sandbox/test_verdicts.py", "tests/rewards/test_laundered_faults.py")
+                "tests/sandbox/test_verdicts.py", "tests/rewards/test_laundered_faults.py",
+                "tests/rewards/test_integrity_rewards.py", "tests/analyzers/test_hidden_code_report.py",
+                "tests/analyzers/test_mypy_hog_budget.py", "tests/serve/test_analysis_hog.py")
 
 
 def section_corpus() -> None:
