@@ -1,7 +1,7 @@
 """CISQ / ISO 5055-style static quality analysis of Python code.
 
 ``analyze(code)`` returns a :class:`QualityReport` whose score is
-``1 / (1 + W)``, W the severity-weighted count of findings (SPEC §4.4), or 0
+``1 / (1 + W)``, W the severity-weighted count of findings, or 0
 when the source defeats the analysis (an ``rk-input`` finding: it does not
 parse, is too deep, hides its code in exec/eval, makes a tool overrun its time
 budget...).  ``analyze_many(codes)`` does the same for a batch, far cheaper per

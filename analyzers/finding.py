@@ -21,7 +21,7 @@ CHARACTERISTICS: tuple[Characteristic, ...] = (
 #: made a tool overrun, recurse too deep or crash). A report with one scores 0.
 INPUT_FAULT_TOOL = "rk-input"
 
-#: Severity weights of the CISQ GRPO paper (SPEC §4.4).
+#: Severity weights of the CISQ GRPO paper.
 WEIGHTS: dict[Severity, float] = {
     "info": 0.5,
     "low": 1.0,

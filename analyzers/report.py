@@ -15,7 +15,7 @@ from .finding import CHARACTERISTICS, WEIGHTS, Characteristic, Finding, ToolErro
 
 
 def weighted_count(findings: Iterable[Finding]) -> float:
-    """``W = sum_s w_s * N_s`` over the findings' severities (SPEC §4.4)."""
+    """``W = sum_s w_s * N_s`` over the findings' severities."""
     return sum(WEIGHTS[f.severity] for f in findings)
 
 

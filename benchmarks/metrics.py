@@ -1,4 +1,4 @@
-"""The benchmark metrics of SPEC §4.7, as pure functions of measured values.
+"""The benchmark metrics (Pass@k, Beyond, Beyond@K, bootstrap), as pure functions of measured values.
 
 Every efficiency value (time, memory, integral) is *lower is better*, and
 every score here is a fraction in ``[0, 1]`` (the papers print percentages).

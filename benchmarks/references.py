@@ -1,4 +1,4 @@
-"""Reference distributions, measured on the machine that evaluates (SPEC §4.7).
+"""Reference distributions, measured on the machine that evaluates.
 
 Absolute times and memory do not carry across machines, so a benchmark's
 references are measured here, with the same sandbox and repeats as the

@@ -1,4 +1,4 @@
-"""Code execution and metering (SPEC §3.1, §4.6, §6).
+"""Code execution and metering, isolated.
 
 >>> from rewardkit.sandbox import Sandbox, TestSuite, Limits, ExecutionResult, Status
 """

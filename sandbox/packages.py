@@ -1,4 +1,4 @@
-"""Which third-party packages a Python solution may import (SPEC §6).
+"""Which third-party packages a Python solution may import.
 
 A run sees the standard library and these packages, nothing else that is
 installed: not rewardkit, not an evaluation package and its data.  The

@@ -68,8 +68,7 @@ class MeasurementProtocol:
 PROTOCOLS: dict[str, MeasurementProtocol] = {
     "rewardkit": MeasurementProtocol(
         "rewardkit", Limits(), repeats=1, statistic="median", clock="cpu", cpus=None,
-        description="rewardkit's defaults: CPU time of the solution's own work, median of repeats "
-                    "(SPEC §4.6)"),
+        description="rewardkit's defaults: CPU time of the solution's own work, median of repeats"),
     "monolith": MeasurementProtocol(
         "monolith", Limits(time_s=90.0, memory_mb=1024, suite_time_s=90.0), repeats=1,
         statistic="mean", clock="wall", cpus=1,

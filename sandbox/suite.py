@@ -1,4 +1,4 @@
-"""Test suites in the three modes of SPEC §3.1 (stdio, call, script), and unittest."""
+"""Test suites in their modes: stdio, call, script and unittest."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Data types of the sandbox contract (SPEC §3.1): Status, Limits, ExecutionResult."""
+"""Data types of the sandbox contract: Status, Limits, ExecutionResult."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Afterburner iterative optimisation loop (seed Algorithm 1, SPEC §5), batched over problems.
+"""The Afterburner iterative optimisation loop (the Afterburner paper's Algorithm 1), batched over problems.
 
 Iteration 0 measures the original code of each problem, or generates one
 from the Afterburner prompt with an empty original (as the seed does).
@@ -15,7 +15,7 @@ in one ``sandbox.run_many`` and keeps the best greedily:
   (:func:`~rewardkit.rewards.components.noise_floor_for`), never below the
   meter's noise between processes (10% time, 15% integral, 1% or 512 KiB
   memory), because the spread of a few back-to-back repeats understates it
-  (SPEC §4.6), and never above 25% (but the 512 KiB of memory noise).
+  between processes, and never above 25% (but the 512 KiB of memory noise).
 
 The prompt shows the current best code, its metrics and, when it fails,
 its own sandbox feedback.  ``feedback=False`` and ``show_original=False`` are

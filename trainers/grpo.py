@@ -1,4 +1,4 @@
-"""GRPO with rewardkit rewards (SPEC §5), on TRL's ``GRPOTrainer``.
+"""GRPO with rewardkit rewards, on TRL's ``GRPOTrainer``.
 
 Each component of the preset is its own reward function with the preset's
 weights as ``reward_weights``, so TRL logs ``rewards/<component>/mean`` for

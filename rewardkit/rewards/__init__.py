@@ -1,4 +1,4 @@
-"""Rewards for code completions (SPEC §3.3, §4.1-4.5), TRL-compatible.
+"""Rewards for code completions, TRL-compatible.
 
 >>> from rewardkit import rewards
 >>> reward = rewards.cisq_grpo()

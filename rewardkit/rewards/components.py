@@ -159,7 +159,7 @@ def _measure(metrics: Metrics, objective: str) -> float | None:
 
 
 def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> float:
-    """The relative gain below which ``objective`` counts as unchanged (SPEC §4.3, §4.6).
+    """The relative gain below which ``objective`` counts as unchanged.
 
     Twice the combined relative spread of the two measurements, ``2·sqrt(s_in² + s_out²)``
     (each spread is the relative MAD of ``repeats`` runs), kept within bounds:
@@ -170,7 +170,7 @@ def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> fl
       memory, whichever is larger, and 0 for an instruction count (exact).  Measured
       (8 fresh processes x 9 runs per program, each core busy or not): CPU time's
       between-process CV is 1-4% for a 3 ms and an 80 ms program and up to 7% for one
-      that allocates 40 MB (SPEC §4.6: 2-4%); 2·sqrt(2)·3.5% ≈ 10% covers the 95th
+      that allocates 40 MB (2-4%); 2·sqrt(2)·3.5% ≈ 10% covers the 95th
       percentile of the gain between medians of 3 runs of identical code (3.8-5.5% at
       80 ms).  Memory differs by up to a few hundred KiB whatever the footprint: at 40 MB
       p95 0.5%, max 0.9% (360 KiB); at 800 KiB p95 3-4%, max 35% (273 KiB).
@@ -328,7 +328,7 @@ QUALITY_GATES = (PASSED_ANY, None)
 
 def quality(characteristic: str | None = None, aggregate: str = "total",
             gate: str | None = PASSED_ANY) -> Component:
-    """Static quality from the analyzers (SPEC §4.4), in [0, 1].
+    """Static quality from the analyzers, in [0, 1].
 
     ``aggregate="total"``: ``1/(1+W)`` over all findings.  ``aggregate="mean"``: the mean of
     the four per-characteristic scores ``1/(1+W_c)``, the CISQ paper's "average score" of its

@@ -1,4 +1,4 @@
-"""The reward formulas of SPEC §4.1-4.4, as plain functions of plain values.
+"""The reward formulas (format, correctness, efficiency, quality), as plain functions of plain values.
 
 Each is small enough to check by hand; the components in
 :mod:`rewardkit.rewards.components` feed them from sandbox runs and analyses.
@@ -19,7 +19,7 @@ _AFTERBURNER = re.compile(
     re.DOTALL,
 )
 
-# SPEC §4.3: upper clip limits in explicit units (seconds, KiB, KiB·s).
+# Upper clip limits in explicit units (seconds, KiB, KiB·s).
 UPPER = {"time": 90.0, "memory": 1_048_576.0, "integral": 94_371_840.0, "instructions": math.inf}
 
 

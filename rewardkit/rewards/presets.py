@@ -1,4 +1,4 @@
-"""Named rewards (SPEC §4.5) and their weights, in one place.
+"""Named rewards and their weights, in one place.
 
 | preset | components and weights |
 | --- | --- |
