@@ -1,32 +1,20 @@
-"""mkdocs hook: lay the package out as it is installed, for the API reference.
-
-The repository maps top-level folders into the ``rewardkit`` namespace
-(``sandbox/`` is ``rewardkit.sandbox``), which static analysis of the checkout
-cannot see.  Before a build, ``.cache/docs-src/rewardkit`` is made of links to
-``rewardkit/``'s entries and to those folders, and mkdocstrings reads that.
-"""
+"""mkdocs hook: the API reference reads the package as installed (see ``package_view.py``)."""
 
 from __future__ import annotations
 
-import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from mkdocs.plugins import event_priority
 
-SUBPACKAGES = ("sandbox", "analyzers", "trainers", "benchmarks")
+sys.path.insert(0, str(Path(__file__).parent))
+import package_view  # beside this hook, which mkdocs loads by path
 
 
 @event_priority(100)  # before mkdocstrings reads its paths
 def on_config(config: Any) -> Any:
-    """Rebuild the linked layout next to ``mkdocs.yml``."""
+    """Rebuild ``.cache/docs-src/rewardkit`` next to ``mkdocs.yml``."""
     root = Path(config.config_file_path).parent
-    package = root / ".cache" / "docs-src" / "rewardkit"
-    shutil.rmtree(package.parent, ignore_errors=True)
-    package.mkdir(parents=True)
-    for entry in (root / "rewardkit").iterdir():
-        if entry.name != "__pycache__":
-            (package / entry.name).symlink_to(entry)
-    for name in SUBPACKAGES:
-        (package / name).symlink_to(root / name)
+    package_view.build(root, root / ".cache" / "docs-src")
     return config
