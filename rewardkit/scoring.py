@@ -41,7 +41,7 @@ from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
 from .rewards.components import OBJECTIVE_CHOICES, ROW
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.runtime.languages import resolve_language
-from .sandbox.suite_formats import suite_language
+from .sandbox.formats import suite_language
 
 DEFAULT_PRESET = "cisq_grpo"
 BATCH_SIZE = 32

@@ -42,7 +42,7 @@ from .runtime import compile_plain, protocol
 from .runtime.apps import apps_program
 from .runtime.languages import DEFAULT_EDITION, resolve_language
 from .suite import COMPARES, SUITE_CACHE, Case, TestSuite
-from .suite_formats import apps_matches
+from .formats.verl import apps_matches
 from .types import ExecutionResult, Limits, Status
 
 GRACE_S = 30.0  # how much longer than the solution's own limit a worker reply may take
@@ -438,7 +438,7 @@ def call_matches(suite: TestSuite, index: int, case: Case, actual: Any) -> bool:
     :func:`values_equal`), ``atol`` (one float, or one per case; default 1e-6
     for ``"values"``) and, with ``"evalplus"``, ``oracle``
     (:func:`~.evalplus_match.evalplus_matches`); ``"apps"`` judges as APPS's harness does
-    (:func:`~.suite_formats.apps_matches`).  ValueError for a rule this judge lacks.
+    (:func:`~.formats.verl.apps_matches`).  ValueError for a rule this judge lacks.
     """
     compare = suite.extra.get("compare", "values")
     atol = suite.extra.get("atol")

@@ -95,7 +95,7 @@ class TestSuite:
         """Validate a suite given as a dict or JSON text; SuiteError says what is wrong.
 
         verl/APPS ground truth (``inputs``/``outputs``/``fn_name``) and open-r1's
-        ``verification_info`` are read too (:mod:`.suite_formats`).
+        ``verification_info`` are read too (:mod:`.formats`).
         """
         if isinstance(data, str):
             try:
@@ -108,10 +108,10 @@ class TestSuite:
             return data
         if not isinstance(data, dict):
             raise SuiteError(f"a test suite must be a JSON object, got {type(data).__name__}")
-        from . import suite_formats  # verl/APPS ground truth, open-r1 verification_info
+        from . import formats  # verl/APPS ground truth, open-r1 verification_info
 
-        if suite_formats.is_foreign(data):
-            data = suite_formats.native_suite(data)
+        if formats.is_foreign(data):
+            data = formats.native_suite(data)
         mode = data.get("mode", "stdio")
         if mode not in MODES:
             raise SuiteError(f"unknown test mode {mode!r}; use one of {', '.join(MODES)}")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
 from ..sandbox.runtime.languages import resolve_language
-from ..sandbox.suite_formats import suite_language
+from ..sandbox.formats import suite_language
 from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")

@@ -35,7 +35,7 @@ from ..rewards import PRESETS, ConfigError, Engine, Reward
 from ..rewards.engine import SUITE_COLUMNS
 from ..rewards.presets import REPEATS
 from ..sandbox import Limits, Sandbox, TestSuite
-from ..sandbox.suite_formats import case_count
+from ..sandbox.formats import case_count
 from ..scoring import make_reward
 from .config import ServeConfig
 from .openrlhf import answer_body, request_batch, with_pass_rate

@@ -65,7 +65,7 @@ INFO = {"language": "python", "test_cases": [
 
 
 def test_open_r1_verification_info_is_a_stdio_suite_with_its_language() -> None:
-    from rewardkit.sandbox.suite_formats import case_count, suite_language
+    from rewardkit.sandbox.formats import case_count, suite_language
 
     suite = TestSuite.from_dict(INFO)
     assert suite.mode == "stdio" and len(suite) == 2 and suite_language(suite.extra) == "python"

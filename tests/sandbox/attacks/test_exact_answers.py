@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.sandbox import Sandbox, Status, TestSuite, values_equal
-from rewardkit.sandbox.suite_formats import VERL_EVALUATOR
+from rewardkit.sandbox.formats.verl import VERL_EVALUATOR
 
 N = 10**7
 PAIRS = N * (N - 1) // 2  # 49,999,995,000,000; n * n / 2 is 5e13, 1e-7 away relatively

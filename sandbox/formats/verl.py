@@ -1,29 +1,17 @@
-"""Test data in the shapes other projects use, read into :class:`~.suite.TestSuite` form.
+"""verl / APPS / TACO ground truth, read into a rewardkit suite.
 
-:meth:`TestSuite.from_dict <.suite.TestSuite.from_dict>` hands a dict with
-neither ``mode`` nor ``cases`` to :func:`native_suite`, so every place that
-reads a tests value (the reward engine, ``rewardkit score``, the service)
-accepts these shapes as they are:
-
-* **verl / APPS / TACO ground truth**, ``{"inputs": [...], "outputs": [...]}``
-  and, for call-based problems, ``"fn_name"`` (verl
-  ``verl/utils/reward_score/prime_code/testing_util.py`` ``run_test`` and
-  ``sandbox_fusion/utils.py`` ``check_correctness``; the APPS dataset's
-  ``input_output``).  Without ``fn_name`` it is a ``stdio`` suite: an input or
-  output given as a list of lines is joined with newlines, as ``run_test``
-  does.  With it, a ``call`` suite whose entry point is ``fn_name``: an input
-  given as a string holds one JSON value per line, the arguments (verl's
-  ``[json.loads(line) for line in inputs.split("\\n")]``); an input given as a
-  list is the argument list (APPS's raw data); an output given as a string
-  is JSON-decoded (kept as the string when it is not JSON, where verl's
-  ``json.loads`` would fail the case), and a one-element list is unwrapped.
-* **open-r1 ``verification_info``**, ``{"language": ..., "test_cases":
-  [{"input", "output", "type"}]}`` (open-r1 ``src/open_r1/rewards.py``
-  ``code_reward``; the schema of its README, from PrimeIntellect's
-  SYNTHETIC-1): a ``stdio`` suite; ``language`` travels in the suite's
-  ``extra`` (:func:`suite_language`) for the engine and the scorer to use when
-  no ``language`` column is given.  Only ``type`` ``"stdin_stdout"`` (or none)
-  is accepted: open-r1 runs every case as a program on stdin.
+``{"inputs": [...], "outputs": [...]}``
+and, for call-based problems, ``"fn_name"`` (verl
+``verl/utils/reward_score/prime_code/testing_util.py`` ``run_test`` and
+``sandbox_fusion/utils.py`` ``check_correctness``; the APPS dataset's
+``input_output``).  Without ``fn_name`` it is a ``stdio`` suite: an input or
+output given as a list of lines is joined with newlines, as ``run_test``
+does.  With it, a ``call`` suite whose entry point is ``fn_name``: an input
+given as a string holds one JSON value per line, the arguments (verl's
+``[json.loads(line) for line in inputs.split("\\n")]``); an input given as a
+list is the argument list (APPS's raw data); an output given as a string
+is JSON-decoded (kept as the string when it is not JSON, where verl's
+``json.loads`` would fail the case), and a one-element list is unwrapped.
 
 Where the judging differs from theirs:
 
@@ -47,11 +35,6 @@ Where the judging differs from theirs:
   verl turns dict keys back into ints ("JSON forces string keys"); we do not.
   A float expectation is met within 1e-6 here (:func:`~.judge.values_equal`), exactly in
   verl; an int expectation by an equal int only (verl's ``==`` takes ``3.0`` for ``3``).
-* open-r1: strips the whole output, then compares the lines that ``zip``
-  pairs (a missing last line passes) after stripping each; a non-zero exit
-  fails.  Here outputs compare modulo trailing whitespace on each line and at
-  the end (:func:`~.judge.normalize_output`): leading spaces and missing
-  lines count.
 * Sandbox Fusion's ``assert_case`` (asserts appended to the program) is not read.
 """
 
@@ -60,9 +43,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .suite import SuiteError
-
-OPEN_R1_TYPES = ("stdin_stdout",)
+from ..suite import SuiteError
 
 # verl prime_code's stdio leniency (see the module docstring), as a suite evaluator.
 VERL_EVALUATOR = '''def _lines(text):
@@ -101,42 +82,8 @@ def evaluate(expected, actual):
 '''
 
 
-def is_foreign(data: dict[str, Any]) -> bool:
-    """Whether ``data`` is in a shape :func:`native_suite` reads (not rewardkit's own)."""
-    return "mode" not in data and "cases" not in data and ("test_cases" in data or "inputs" in data
-                                                          or "outputs" in data)
-
-
-def native_suite(data: dict[str, Any]) -> dict[str, Any]:
-    """The rewardkit suite dict for verl/APPS ground truth or open-r1 ``verification_info``."""
-    if "test_cases" in data:
-        return _open_r1(data)
-    return _verl(data)
-
-
-def case_count(data: Any) -> int | None:
-    """How many cases a suite (native or foreign; dict or JSON text) holds, without building it."""
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except ValueError:
-            return None
-    if not isinstance(data, dict):
-        return None
-    for key in ("cases", "test_cases", "inputs"):
-        if isinstance(data.get(key), list):
-            return len(data[key])
-    return None
-
-
-def suite_language(extra: dict[str, Any]) -> str | None:
-    """The language a converted ``verification_info`` declared (from the suite's ``extra``)."""
-    language = extra.get("language")
-    return str(language) if language else None
-
-
 # -- verl / APPS ---------------------------------------------------------------------------
-def _verl(data: dict[str, Any]) -> dict[str, Any]:
+def suite(data: dict[str, Any]) -> dict[str, Any]:
     if "assert_case" in data:
         raise SuiteError("Sandbox Fusion 'assert_case' tests are not supported; give 'inputs' and "
                          "'outputs' (or a rewardkit suite)")
@@ -220,23 +167,3 @@ def _apps_int_keys(expected: Any) -> Any:
         return [{int(key): value for key, value in inner.items()}]
     except (TypeError, ValueError):
         return expected
-
-
-# -- open-r1 -------------------------------------------------------------------------------
-def _open_r1(data: dict[str, Any]) -> dict[str, Any]:
-    raw = data["test_cases"]
-    if not isinstance(raw, list) or not raw:
-        raise SuiteError("verification_info needs 'test_cases', a non-empty list")
-    cases = []
-    for index, case in enumerate(raw):
-        if not isinstance(case, dict) or "input" not in case or "output" not in case:
-            raise SuiteError(f"verification_info test case {index} needs 'input' and 'output'")
-        kind = case.get("type", "stdin_stdout")
-        if kind not in OPEN_R1_TYPES:
-            raise SuiteError(f"verification_info test case {index} has type {kind!r}; only "
-                             f"{', '.join(OPEN_R1_TYPES)} is supported")
-        cases.append({"input": str(case["input"]), "output": str(case["output"])})
-    suite: dict[str, Any] = {"mode": "stdio", "cases": cases}
-    if data.get("language"):
-        suite["language"] = str(data["language"])
-    return suite
