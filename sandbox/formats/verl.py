@@ -30,8 +30,9 @@ Where the judging differs from theirs:
   expected[0]``; a call case has one expected value, so a one-element list is
   unwrapped (a function whose true answer is a one-element list, given
   unwrapped, is read wrongly), as :mod:`rewardkit.benchmarks.loaders.apps`
-  does.  verl also calls ``Solution().<fn_name>`` when the code defines a
-  ``Solution`` class; here the entry point is the function ``fn_name``.
+  does.  ``fn_name`` names a method of the code's ``Solution`` class when it
+  defines one, else a top-level function; verl takes ``Solution`` whenever the
+  text ``class Solution`` appears, so a program holding both fails there.
   verl turns dict keys back into ints ("JSON forces string keys"); we do not.
   A float expectation is met within 1e-6 here (:func:`~.judge.values_equal`), exactly in
   verl; an int expectation by an equal int only (verl's ``==`` takes ``3.0`` for ``3``).

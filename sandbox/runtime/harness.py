@@ -352,11 +352,19 @@ def _answer(namespace: dict[str, Any], request: dict[str, Any], path: str, nodes
 
 
 def _resolve(namespace: dict[str, Any], name: str) -> Any:
-    """``func`` or ``Class.method`` (a fresh instance per call, as LeetCode does)."""
+    """``func`` or ``Class.method`` (a fresh instance per call, as LeetCode does).
+
+    A bare name is a method of the solution's ``Solution`` class when that class
+    defines it (LeetCode-style answers, as verl's and LiveCodeBench's harnesses
+    call them), else the top-level function of that name.
+    """
     owner, _, method = name.rpartition(".")
     if not owner:
+        solution = namespace.get("Solution")
+        if isinstance(solution, type) and callable(getattr(solution, name, None)):
+            return getattr(solution(), name)
         if name not in namespace:
-            raise NameError(f"the solution defines no {name!r}")
+            raise NameError(f"the solution defines no {name!r} (as a function or a method of Solution)")
         return namespace[name]
     if owner not in namespace:
         raise NameError(f"the solution defines no class {owner!r}")

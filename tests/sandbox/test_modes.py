@@ -81,6 +81,20 @@ def test_call_mode_leetcode_class(sandbox: Sandbox) -> None:
     assert "returned [0, 1]" in wrong.feedback or "returned (0, 1)" in wrong.feedback
 
 
+def test_a_bare_entry_point_resolves_to_a_method_of_solution(sandbox: Sandbox) -> None:
+    """``fn_name``/``func_name`` name the method of LeetCode's ``class Solution`` as verl and
+    LiveCodeBench call it; a top-level function of that name still answers when there is none."""
+    suite = TestSuite.from_dict({"mode": "call", "entry_point": "add",
+                                 "cases": [{"args": [1, 2], "expected": 3}, {"args": [2, 2], "expected": 4}]})
+    method = "class Solution:\n    def add(self, a: int, b: int) -> int:\n        return a + b\n"
+    assert sandbox.run(method, suite).passed
+    assert sandbox.run("def add(a, b):\n    return a + b\n", suite).passed
+    wrong = sandbox.run("class Solution:\n    def add(self, a, b):\n        return a - b\n", suite)
+    assert wrong.status == Status.WRONG_ANSWER and wrong.tests_passed == 0
+    missing = sandbox.run("class Solution:\n    def other(self, a, b):\n        return a + b\n", suite)
+    assert missing.status == Status.RUNTIME_ERROR and "method of Solution" in missing.feedback
+
+
 def test_call_mode_prelude_keeps_builtin_pow_and_has_sys_and_copy(sandbox: Sandbox) -> None:
     """LeetCode-style code uses pow(b, e, m), sys and copy without importing them."""
     suite = {"mode": "call", "entry_point": "Solution.modPow",
