@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..suite import SuiteError, TestSuite
-from . import prime, verl
+from . import humaneval, mbpp, prime, verl
 
 
 class FormatError(SuiteError):
@@ -91,6 +91,9 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("verification_info", ("verification_info",),
            lambda row: row.get("verification_info") is not None,
            _suite_tests("verification_info", "verification_info")),
+    Format(humaneval.NAME, humaneval.COLUMNS, humaneval.found, humaneval.read_row),
+    Format(mbpp.NAME, mbpp.COLUMNS, mbpp.found, mbpp.read_row),
+    Format(mbpp.CHALLENGE, mbpp.COLUMNS, lambda row: False, mbpp.read_challenge),
 )}
 COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for f in FORMATS.values() for c in f.columns))
 
