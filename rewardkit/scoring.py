@@ -40,8 +40,8 @@ from tqdm import tqdm
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
 from .rewards.components import OBJECTIVE_CHOICES, ROW
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
-from .sandbox.runtime.languages import resolve_language
 from .sandbox.formats import suite_language
+from .sandbox.runtime.languages import resolve_language
 
 DEFAULT_PRESET = "cisq_grpo"
 BATCH_SIZE = 32
@@ -227,8 +227,9 @@ class Scorer:
             sample["language"] = resolve_language(str(language)).name
         except ValueError as exc:
             raise RecordError(str(exc)) from exc
-        if suite.mode != "stdio" and sample["language"] != "python":
-            raise RecordError(f"{suite.mode} mode runs Python only; use stdio for {language}")
+        refused = suite.kind.refusal(sample["language"])
+        if refused is not None:
+            raise RecordError(refused)
         if sample.get("baseline_code") is None and self.baseline_code is not None:
             sample["baseline_code"] = self.baseline_code
         if "baseline" in self.needs:

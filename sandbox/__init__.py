@@ -3,7 +3,8 @@
 >>> from rewardkit.sandbox import Sandbox, TestSuite, Limits, ExecutionResult, Status
 """
 
-from .judge import normalize_output, values_equal
+from .modes.call import values_equal
+from .modes.stdio import normalize_output
 from .packages import DEFAULT_PACKAGES
 from .protocols import PROTOCOLS, MeasurementProtocol, protocol
 from .runtime.accounting import MEASUREMENT_VERSION

@@ -27,8 +27,8 @@ from .runtime import protocol
 from .suite import TestSuite
 from .types import Limits
 
-if TYPE_CHECKING:  # the judge imports this module
-    from .judge import Candidate
+if TYPE_CHECKING:  # the script mode imports this module
+    from .modes.script import Candidate
 
 JOB_CODE = (Path(__file__).parent / "runtime" / "referee_job.py").read_text("utf-8")
 ROLE = "referee worker"

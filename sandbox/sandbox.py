@@ -292,12 +292,9 @@ class Sandbox:
         if self._closed:
             raise RuntimeError("this Sandbox is closed")
         parsed = suite if isinstance(suite, TestSuite) else TestSuite.from_dict(suite)
-        spec = resolve_language(language)
-        if parsed.mode == "unittest" and not spec.test_compile:
-            raise ValueError(f"unittest mode needs a language with a built-in test runner (rust); "
-                             f"{language} has none")
-        if parsed.mode not in ("stdio", "unittest") and spec.name != "python":
-            raise ValueError(f"{parsed.mode} mode runs Python only; use stdio for {language}")
+        refused = parsed.kind.refusal(resolve_language(language).name)
+        if refused is not None:
+            raise ValueError(refused)
         if isinstance(code, bytes):
             code = code.decode("utf-8", "replace")
         if not isinstance(code, str):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
+
+from .runtime.protocol import LIMIT_DEFAULTS
 
 
 class Status(str, Enum):
@@ -40,11 +41,11 @@ class Limits:
     case, call and check together): past it the run ends with ``timeout``.
     """
 
-    time_s: float = 10.0
-    memory_mb: int = 1024
-    output_kb: int = 8192
-    compile_time_s: float = 60.0
-    file_size_mb: int = 64
+    time_s: float = LIMIT_DEFAULTS["time_s"]
+    memory_mb: int = int(LIMIT_DEFAULTS["memory_mb"])
+    output_kb: int = int(LIMIT_DEFAULTS["output_kb"])
+    compile_time_s: float = LIMIT_DEFAULTS["compile_time_s"]
+    file_size_mb: int = int(LIMIT_DEFAULTS["file_size_mb"])
     suite_time_s: float | None = None
 
     def __post_init__(self) -> None:
@@ -104,10 +105,6 @@ class ExecutionResult:
         data["passed"] = self.passed
         data["pass_rate"] = self.pass_rate
         return data
-
-    def to_json(self) -> str:
-        """The :meth:`to_dict` form as JSON text."""
-        return json.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExecutionResult:

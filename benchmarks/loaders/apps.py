@@ -22,7 +22,7 @@ Problems are judged as APPS's own harness judges them (``run_test`` in
   they all are, as APPS does; APPS then drops the other arguments, we keep
   them).  The stored output is kept as it is and ``compare: "apps"`` judges
   the returned value as APPS does (equal to it or to its first element:
-  :func:`rewardkit.sandbox.formats.verl.apps_matches`).
+  :func:`rewardkit.sandbox.apps_match.apps_matches`).
 
 Deliberate differences from APPS's harness: the program's top-level names
 stay module globals (APPS makes them locals of its function, so a ``global``

@@ -49,7 +49,7 @@ import psutil
 from rewardkit.benchmarks.loaders import load_dataset
 from rewardkit.sandbox import Limits, Sandbox, Status
 from rewardkit.sandbox.backends.process import WorkerProcess
-from rewardkit.sandbox.judge import CALLS_PER_FRAME
+from rewardkit.sandbox.modes.call import CALLS_PER_FRAME
 from rewardkit.sandbox.prefetch import literal_calls
 from rewardkit.sandbox.rehearsal import rehearse
 from rewardkit.sandbox.runtime.protocol import REPLY_OVERHEAD

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
-from ..sandbox.runtime.languages import resolve_language
 from ..sandbox.formats import suite_language
+from ..sandbox.runtime.languages import resolve_language
 from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")
@@ -263,10 +263,9 @@ def _refused(code: str, suite: TestSuite, language: str) -> ExecutionResult | No
         name = resolve_language(language).name
     except ValueError as exc:
         return ExecutionResult(Status.COMPILE_ERROR, tests_total=len(suite), feedback=f"{exc}.")
-    if suite.mode != "stdio" and name != "python":
-        return ExecutionResult(Status.COMPILE_ERROR, tests_total=len(suite),
-                               feedback=f"{suite.mode} mode runs Python only; {language} needs stdio tests.")
-    return None
+    refused = suite.kind.refusal(name)
+    return None if refused is None else \
+        ExecutionResult(Status.COMPILE_ERROR, tests_total=len(suite), feedback=f"{refused}.")
 
 
 def _key(code: str, suite: TestSuite, language: str) -> tuple[str, str, str]:

@@ -19,6 +19,7 @@ import os
 import re
 
 _COLLECTED = re.compile(rb"^==(\d+)== Collected : (\d+)\s*$", re.MULTILINE)
+VALGRIND_SLOWDOWN = 60  # how many times longer a run takes under callgrind
 LOG_CAP = 1 << 20  # bytes of valgrind log kept; the totals come last, so the tail is kept
 
 

@@ -33,6 +33,9 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 MAX_FRAME = 256 * 1024 * 1024
+# A job's limits where a begin message leaves one out: the defaults of ``rewardkit.sandbox.Limits``.
+LIMIT_DEFAULTS: dict[str, float] = {"time_s": 10.0, "memory_mb": 1024, "output_kb": 8192,
+                                    "compile_time_s": 60.0, "file_size_mb": 64}
 REPLY_OVERHEAD = 1 << 20  # a worker reply's own fields: figures, stderr tail, messages
 _HEADER = struct.Struct(">I")
 LONG_INT_BITS = 14_000  # about 4,200 decimal digits: below Python's default limit of 4,300

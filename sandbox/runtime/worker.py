@@ -52,13 +52,13 @@ from . import (
     view,
     workdir,
 )
+from .callgrind import VALGRIND_SLOWDOWN
 from .fork_client import ForkClient, ForkServerError
 from .languages import DEFAULT_EDITION, Language, fill, find_tool, home_rustc, resolve_language, source_name
 from .launch import RunSpec
 from .supervise import REPLY_PIPE_BYTES, Child, Usage, defer_to_runs
 from .workdir import Build
 
-VALGRIND_SLOWDOWN = 60
 COMPILE_OUTPUT_CAP = 1 << 20
 PR_SET_DUMPABLE = 4
 BATCH_REPLY_S = 5.0  # a batch of calls is answered in parts at least this often
@@ -93,12 +93,12 @@ class Job:
     @property
     def time_limit(self) -> float:
         """Wall-clock seconds one run (or one call) may take."""
-        return float(self.limits.get("time_s", 10.0)) * self.slowdown
+        return float(self.limits["time_s"]) * self.slowdown
 
     @property
     def cpu_limit(self) -> int:
         """CPU seconds for the child's whole life (a module child serves many calls)."""
-        total = float(self.limits.get("cpu_total_s", self.limits.get("time_s", 10.0)))
+        total = float(self.limits.get("cpu_total_s", self.limits["time_s"]))
         return math.ceil(total * self.slowdown) + 1
 
 
@@ -222,8 +222,9 @@ class Worker:
             language = resolve_language(str(message.get("language", "python")))
         except ValueError as exc:
             return {"ok": False, "status": "compile_error", "message": str(exc)}
+        limits = protocol.LIMIT_DEFAULTS | dict(message.get("limits", {}))
         job = self._new_job(language, str(message["code"]), str(message.get("kind", "program")),
-                            dict(message.get("limits", {})), str(message.get("meter", "time")))
+                            limits, str(message.get("meter", "time")))
         job.prelude = bool(message.get("prelude", False))
         job.tests = bool(message.get("tests", False))
         job.edition = str(message.get("edition") or DEFAULT_EDITION)
@@ -282,7 +283,7 @@ class Worker:
 
     def _compile(self, job: Job) -> dict[str, Any] | None:
         language = job.language
-        values = {"src": job.source_file, "memory_mb": str(int(job.limits.get("memory_mb", 1024))),
+        values = {"src": job.source_file, "memory_mb": str(int(job.limits["memory_mb"])),
                   "main_class": job.source_file[:-5] if language.name == "java" else "main",
                   "python": self.python, "edition": job.edition}
         compile_argv, run_argv = (language.test_compile, language.test_run) if job.tests \
@@ -319,7 +320,7 @@ class Worker:
                                   "toolchain is not installed where the sandbox runs")
         argv = [tool, *fill(template[1:], **values)]
         child = self._spawn(job, "exec", os.devnull, argv=argv, compile_step=True)
-        child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
+        child.pump(time.monotonic() + float(job.limits["compile_time_s"]))
         usage = child.reap()
         if usage.exit_code == 0:
             return None
@@ -337,7 +338,7 @@ class Worker:
 
     def _python_syntax(self, job: Job) -> dict[str, Any] | None:
         child = self._spawn(job, "syntax", os.devnull, compile_step=True)
-        child.pump(time.monotonic() + float(job.limits.get("compile_time_s", 60)))
+        child.pump(time.monotonic() + float(job.limits["compile_time_s"]))
         usage = child.reap()
         if usage.exit_code == 0:
             return None
@@ -372,7 +373,7 @@ class Worker:
                        argv=argv or [], prelude=job.prelude, gate=gate,
                        deterministic=job.meter == "instructions",
                        cpus=self.cpus if self.cpu is not None and compile_step else None)
-        memory = _group_memory_mb(int(job.limits.get("memory_mb", 1024)), compile_step, under_valgrind)
+        memory = _group_memory_mb(int(job.limits["memory_mb"]), compile_step, under_valgrind)
         group = self.accounting.new_run(memory, spec.limits.processes,
                                         execs=job.argv is not None and not compile_step)
         pipes = _Pipes.open(stdin, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
@@ -390,7 +391,7 @@ class Worker:
         group.started(pid)
         for fd in pipes.child:
             os.close(fd)
-        cap = int(job.limits.get("output_kb", 8192)) * 1024
+        cap = int(job.limits["output_kb"]) * 1024
         return Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
                      COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
                      reply_fd=pipes.reply, log_fd=pipes.log, pidfd=pidfd, reaper=reaper)
@@ -529,7 +530,7 @@ class Worker:
         if child is None or not job.awaited:
             return {"ok": False, "error": "no batch of calls in progress"}
         first, started = child.reply_bytes, time.monotonic()
-        cap = int(job.limits.get("output_kb", 8192)) * 1024
+        cap = int(job.limits["output_kb"]) * 1024
         out = protocol.JsonTexts()  # passed on as the child wrote them (checked, not re-encoded)
         while job.awaited and (not out or (child.reply_bytes - first < cap
                                            and time.monotonic() - started < BATCH_REPLY_S)):
@@ -611,7 +612,7 @@ _KILLED_OUTCOME = {"timeout": "timeout", "output": "output_exceeded", "malformed
 def _outcome(usage: Usage, stderr: str, job: Job) -> str:
     if usage.killed in _KILLED_OUTCOME:
         return _KILLED_OUTCOME[usage.killed]
-    memory_kb = int(job.limits.get("memory_mb", 1024)) * 1024
+    memory_kb = int(job.limits["memory_mb"]) * 1024
     tail = stderr[-2000:]
     if usage.oom_killed or any(marker in tail for marker in _OOM_MARKERS) or usage.peak_kb > memory_kb:
         return "memory_exceeded"
@@ -682,12 +683,12 @@ def _sealed_input(text: str) -> int:
 def _child_limits(job: Job, compile_step: bool, under_valgrind: bool) -> isolation.ChildLimits:
     """The rlimits of one run: a compiler's, or the solution's under the job's limits."""
     language = job.language
-    cpu = int(job.limits.get("compile_time_s", 60)) + 1 if compile_step else job.cpu_limit
+    cpu = int(job.limits["compile_time_s"]) + 1 if compile_step else job.cpu_limit
     bounded = language.address_space_limit and not compile_step and not under_valgrind
     return isolation.ChildLimits(
         cpu_s=cpu,
-        address_space_mb=int(job.limits.get("memory_mb", 1024)) if bounded else None,
-        file_size_mb=int(job.limits.get("file_size_mb", 64)),
+        address_space_mb=int(job.limits["memory_mb"]) if bounded else None,
+        file_size_mb=int(job.limits["file_size_mb"]),
         open_files=256,
         processes=max(language.processes, 256) if compile_step else language.processes,
     )

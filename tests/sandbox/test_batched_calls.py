@@ -1,7 +1,7 @@
 """Call suites sent in batches: many calls per frame, every verdict and limit as with one per frame.
 
 The judge sends a call suite's cases ``calls_per_frame`` at a time (default
-:data:`~rewardkit.sandbox.judge.CALLS_PER_FRAME`; ``1`` is the old one call
+:data:`~rewardkit.sandbox.CALLS_PER_FRAME`; ``1`` is the old one call
 per frame): each case below is judged both ways and must get the same result.
 """
 
@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from rewardkit.sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite, judge
+from rewardkit.sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
+from rewardkit.sandbox.modes.call import CALLS_PER_FRAME
 from rewardkit.sandbox.runtime import protocol
 from rewardkit.sandbox.runtime.protocol import PACKED_FLOATS, ProtocolError
 from rewardkit.sandbox.sandbox import PoolExecutor
@@ -331,4 +332,4 @@ def test_a_batch_answered_in_parts_passes() -> None:
 def test_a_bad_batch_reply_is_a_fault(fail_op: str, reply: dict[str, Any] | Exception) -> None:
     result = on_fake(fail_op, reply)
     assert result.status == Status.SANDBOX_ERROR and f"during {fail_op!r}" in result.feedback, result
-    assert result.tests_passed == 0 and judge.CALLS_PER_FRAME > len(ONES.cases) > 1  # batched
+    assert result.tests_passed == 0 and CALLS_PER_FRAME > len(ONES.cases) > 1  # batched

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite, judge
+from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
+from rewardkit.sandbox.check_code import check_code
 from rewardkit.sandbox.link import Link, WorkerFault
 from rewardkit.sandbox.prefetch import literal_calls, opening_calls
 
@@ -168,10 +169,10 @@ def test_a_datasets_checks_stay_compiled_between_runs(sandbox: Sandbox) -> None:
     """Each suite's check is compiled (and its names read) once while a dataset of a few hundred
     suites is judged again and again (a cache of 256 entries, two per suite, recompiled all)."""
     suites = [script(check(f"assert candidate({i}, 0) == {i}")) for i in range(300)]
-    judge.check_code.cache_clear()
+    check_code.cache_clear()
     for _ in range(2):
         assert all(r.passed for r in sandbox.run_many([(ADD, suite) for suite in suites]))
-    assert judge.check_code.cache_info().misses == len(suites)  # with a referee too: this side reads it
+    assert check_code.cache_info().misses == len(suites)  # with a referee too: this side reads it
 
 
 def test_a_request_after_the_worker_ended_the_job_is_a_fault() -> None:

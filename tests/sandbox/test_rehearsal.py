@@ -20,8 +20,8 @@ import pytest
 
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite, rehearsal
 from rewardkit.sandbox.check_code import check_code
-from rewardkit.sandbox.judge import _REHEARSED, _rehearsed_opening
 from rewardkit.sandbox.link import Link
+from rewardkit.sandbox.modes.script_plan import REHEARSED, rehearsed_opening
 from rewardkit.sandbox.rehearsal import rehearse
 
 QUICK = Limits(time_s=2, memory_mb=512)
@@ -66,15 +66,15 @@ def test_a_kept_rehearsal_is_encoded_for_the_judge_once() -> None:
     fixed = check("for a in range(20):", "    assert candidate(a, 1) == a + 1")
     once = rehearse(fixed, None, "add", 1, 256)
     assert once is not None
-    assert _rehearsed_opening(once) is _rehearsed_opening(once)
-    gc.collect()  # no earlier rehearsal held only by a cycle may leave _REHEARSED during the count
-    held = len(_REHEARSED)
+    assert rehearsed_opening(once) is rehearsed_opening(once)
+    gc.collect()  # no earlier rehearsal held only by a cycle may leave REHEARSED during the count
+    held = len(REHEARSED)
     drawn = rehearse(check(*RANDOM_LOOP), None, "add", 1, 256)
-    assert drawn is not None and _rehearsed_opening(drawn).keys
-    assert len(_REHEARSED) == held + 1
+    assert drawn is not None and rehearsed_opening(drawn).keys
+    assert len(REHEARSED) == held + 1
     del drawn
     gc.collect()
-    assert len(_REHEARSED) == held
+    assert len(REHEARSED) == held
 
 
 @pytest.mark.parametrize("test", [

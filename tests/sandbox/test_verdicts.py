@@ -25,9 +25,9 @@ def test_script_definitions_round_trip_and_are_validated() -> None:
     assert suite.to_dict() == data and TestSuite.from_dict(suite.to_dict()) == suite
     assert "definitions" not in TestSuite.from_dict({**data, "definitions": None}).to_dict()
     for bad, message in (({**data, "definitions": "def (:"}, "does not compile"),
-                         ({**data, "definitions": 3}, "only script mode"),
+                         ({**data, "definitions": 3}, "must be source text"),
                          ({"mode": "call", "entry_point": "f", "definitions": "x = 1",
-                           "cases": [{"args": [], "expected": 1}]}, "only script mode")):
+                           "cases": [{"args": [], "expected": 1}]}, "only for script mode")):
         with pytest.raises(SuiteError, match=message):
             TestSuite.from_dict(bad)
 
