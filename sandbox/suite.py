@@ -68,6 +68,14 @@ class TestSuite:
         {"mode": "unittest", "edition": "2024",
          "check": "#[cfg(test)]\\nmod tests {\\n    use super::*;\\n    #[test]\\n"
                   "    fn t() { assert_eq!(add(1, 2), 3); }\\n}\\n"}
+
+    * ``pytest``: ``check`` is a pytest module that imports the solution
+      (``from solution import ...``, KodCode style), run once against it in the
+      sandbox; the pass rate is passed / collected tests
+      (:class:`~.modes.pytest.Pytest`)::
+
+        {"mode": "pytest",
+         "check": "from solution import add\\n\\ndef test_add():\\n    assert add(1, 2) == 3\\n"}
     """
 
     __test__ = False  # not a pytest class

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..suite import SuiteError, TestSuite
-from . import humaneval, mbpp, prime, verl
+from . import humaneval, kodcode, mbpp, prime, verl
 
 
 class FormatError(SuiteError):
@@ -94,6 +94,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format(humaneval.NAME, humaneval.COLUMNS, humaneval.found, humaneval.read_row),
     Format(mbpp.NAME, mbpp.COLUMNS, mbpp.found, mbpp.read_row),
     Format(mbpp.CHALLENGE, mbpp.COLUMNS, lambda row: False, mbpp.read_challenge),
+    Format(kodcode.NAME, kodcode.COLUMNS, kodcode.found, kodcode.read_row),
 )}
 COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(c for f in FORMATS.values() for c in f.columns))
 

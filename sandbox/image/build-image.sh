@@ -23,7 +23,7 @@ IMAGE="${REWARDKIT_IMAGE:-rewardkit-sandbox:latest}"
 CACHE="${REWARDKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rewardkit/docker}"
 DOCKER="${DOCKER:-docker}"
 SUITE=bookworm
-PACKAGES=python3
+PACKAGES=python3,python3-pytest
 FORCE=0
 [[ "${1:-}" == "--force" ]] && FORCE=1
 

@@ -5,9 +5,10 @@ system (``/usr``, ``/etc`` and the merged-usr links), the Python prefixes, the
 sandbox runtime (at ``RUNTIME_MOUNT``), a minimal ``/dev``, and nothing else: not the home
 directories, not the repository, not the benchmark data.  Every
 ``site-packages``/``dist-packages`` folder in it is an empty tmpfs into which
-only the allow-listed packages are bound back, so a solution can import the
-standard library and those packages and cannot read rewardkit, an evaluation
-package's data or anything else installed beside them.
+only the allow-listed packages are bound back, and pytest with what it imports
+(:data:`TEST_RUNNER`, for ``pytest`` suites, where installed), so a solution
+can import the standard library and those packages and cannot read rewardkit,
+an evaluation package's data or anything else installed beside them.
 
 :meth:`View.enter` runs in each run's first process, in a mount namespace of its
 own: fresh tmpfs at ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (so nothing one
@@ -19,6 +20,7 @@ namespace, then ``chroot`` into the view.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
@@ -42,6 +44,8 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 SCRATCH = ("tmp", "var/tmp", "dev/shm")
 SCRATCH_OPTIONS = "mode=1777,size=1g"  # the run's memory cgroup is the real bound
 METER_LOG = "/.callgrind-log"  # the instruction meter's FIFO, at the view's read-only top
+# pytest and the packages it imports (its ``py`` shim module too): ``pytest`` suites run it.
+TEST_RUNNER = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py")
 
 
 def package_folders() -> list[str]:
@@ -54,6 +58,21 @@ def package_folders() -> list[str]:
             found.update(p for p in glob.glob(os.path.join(prefix, pattern)) if os.path.isdir(p))
     found.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p))
     return sorted(found)
+
+
+def test_runner_paths() -> list[str]:
+    """The files and folders of :data:`TEST_RUNNER`'s packages that are installed here."""
+    paths: list[str] = []
+    for name in TEST_RUNNER:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            paths += [os.path.abspath(p) for p in spec.submodule_search_locations]
+        elif spec is not None and spec.origin and os.path.isfile(spec.origin):
+            paths.append(os.path.abspath(spec.origin))
+    return paths
 
 
 @dataclass
@@ -114,7 +133,7 @@ def build(keep_paths: list[str], packages: list[str], hidden: list[str], runtime
     _cover(covers, covered)
     _show(keep_paths)
     _cover(covers, covered)
-    _show([*packages, *keep_paths])
+    _show([*packages, *test_runner_paths(), *keep_paths])
     os.makedirs(_inside(RUNTIME_MOUNT))
     bind_read_only(runtime_dir, _inside(RUNTIME_MOUNT))
     callgrind.make_fifo(ROOT + METER_LOG)

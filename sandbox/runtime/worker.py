@@ -7,7 +7,9 @@ usually need, and then serves frames on stdin/stdout:
 ``begin``  write the solution into a fresh work dir, compile or syntax-check it;
            for ``module`` jobs start the long-lived call server child
 ``run``    (program jobs) run once with the given stdin (a sealed memory file), measured;
-           then the work dir holds the build again, and nothing else (:mod:`.workdir`)
+           then the work dir holds the build again, and nothing else (:mod:`.workdir`).
+           A test program (Rust ``unittest``, ``pytest``) reports its verdicts on a pipe
+           of its own, each frame bearing a nonce (:func:`_test_verdicts`)
 ``call``   (module jobs) forward one call to the server child, measured
 ``calls``  (module jobs) forward a batch of calls to it at once; the reply holds their results,
            as many as fit in one reply (``results`` collects the rest)
@@ -48,6 +50,7 @@ from . import (
     launch,
     mounts,
     protocol,
+    pytest_runner,
     scratch,
     view,
     workdir,
@@ -82,6 +85,7 @@ class Job:
     awaited: int = 0  # results of the module child's latest batch not yet collected
     batch_deadline: float | None = None  # when that batch's time (``budget_s``) is spent
     tests: bool = False  # built with the language's test runner (suite mode "unittest")
+    pytest: bool = False  # run by the pytest runner beside the suite's test module (mode "pytest")
     edition: str = DEFAULT_EDITION
     build: Build | None = None  # a program job's built files, put back after each run
 
@@ -227,6 +231,11 @@ class Worker:
                             limits, str(message.get("meter", "time")))
         job.prelude = bool(message.get("prelude", False))
         job.tests = bool(message.get("tests", False))
+        if isinstance(message.get("pytest"), str):
+            job.pytest = True
+            with open(os.path.join(job.workdir, pytest_runner.TESTS), "w", encoding="utf-8",
+                      errors="surrogatepass") as fh:
+                fh.write(message["pytest"])
         job.edition = str(message.get("edition") or DEFAULT_EDITION)
         self.job = job
         failure = self._compile(job)
@@ -291,8 +300,12 @@ class Worker:
         if job.tests and not compile_argv:
             return _compile_error(f"{language.name} has no built-in test runner: unittest mode "
                                   "cannot judge it")
+        if job.pytest and language.name != "python":
+            return _compile_error(f"pytest mode runs Python solutions, not {language.name}")
         if language.name == "python":
-            if job.meter == "instructions":
+            if job.pytest:
+                job.argv = [self.python, "-s", "-c", boot_code(self.runtime_dir, "pytest_runner")]
+            elif job.meter == "instructions":
                 job.argv = self._python_argv(job)
             elif job.kind == "module":
                 return None  # its own child checks the syntax first (_start_module): one fork, not two
@@ -403,13 +416,14 @@ class Worker:
         if job.kind != "program":
             return {"ok": False, "error": "run is for program jobs"}
         target, argv = self._target(job, module=False)
-        child = self._spawn(job, target, _sealed_input(stdin), argv=argv, rpc=job.tests)
+        reports = job.tests or job.pytest
+        child = self._spawn(job, target, _sealed_input(stdin), argv=argv, rpc=reports)
         deadline = time.monotonic() + job.time_limit
-        verdicts = _test_verdicts(child, deadline) if job.tests else None
+        verdicts = _test_verdicts(child, deadline) if reports else None
         child.pump(deadline)
         usage = child.reap()
         self._after_run(job)  # first: the report may measure the language's start-up in the space
-        return self._report(job, child, usage) | ({"verdicts": verdicts} if job.tests else {})
+        return self._report(job, child, usage) | ({"verdicts": verdicts} if reports else {})
 
     def _report(self, job: Job, child: Child, usage: Usage) -> dict[str, Any]:
         stderr = child.stderr_tail()
@@ -593,9 +607,10 @@ class Worker:
 
 
 def _test_verdicts(child: Child, deadline: float) -> list[dict[str, Any]]:
-    """A test program's verdicts (rewardkit.sandbox.rust_tests): it reads a nonce from its request pipe
-    before any test runs, and writes frames bearing it on its reply pipe; a frame without it
-    (the solution's) is dropped.  Returns when the program has ended (or at ``deadline``)."""
+    """A test program's verdicts (rewardkit.sandbox.rust_tests, .pytest_runner): it reads a nonce
+    from its request pipe before any test runs, and writes frames bearing it on its reply pipe; a
+    frame without it (the solution's) is dropped.  Returns when the program has ended (or at
+    ``deadline``)."""
     nonce = secrets.token_hex(16)
     child.send({"nonce": nonce})
     verdicts = []
