@@ -134,7 +134,7 @@ class Worker:
         self.tool_path = tool_path
         self.python = sys.executable
         self.job: Job | None = None
-        self._startup: dict[tuple[str, str, str], dict[str, float]] = {}
+        self._startup: dict[tuple[str, str, str, bool], dict[str, float]] = {}
         # Work dirs have fixed names: paths end up in the child's environment and
         # hashed strings, so a fixed path keeps instruction counts identical.
         if self.iso.mount_namespace:  # /tmp is private to this worker
@@ -441,17 +441,22 @@ class Worker:
         return report
 
     def startup_cost(self, job: Job) -> dict[str, float]:
-        """CPU seconds and instructions an empty program of this language costs.
+        """CPU seconds and instructions an empty program of this language costs; for a pytest
+        job, the pytest runner on an empty test module (pytest's own start-up).
 
         Measured once per worker (median of 3 for time) and subtracted from
         exec'd runs, so reported figures cover the solution's own work.
         """
-        key = (job.language.name, job.kind, job.meter)
+        key = (job.language.name, job.kind, job.meter, job.pytest)
         if key not in self._startup:
             self._startup[key] = {"time_s": 0.0, "instructions": 0.0}  # guards recursion
             probe = self._new_job(job.language, job.language.hello, job.kind, dict(job.limits),
                                   job.meter, name="probe")
             probe.prelude = job.prelude
+            if job.pytest:
+                probe.pytest = True
+                with open(os.path.join(probe.workdir, pytest_runner.TESTS), "w", encoding="utf-8"):
+                    pass
             times, counts = [], []
             if self._compile(probe) is None:
                 for _ in range(1 if job.meter == "instructions" else 3):
@@ -472,8 +477,11 @@ class Worker:
             child.close_requests()
             child.pump(time.monotonic() + probe.time_limit)
         else:
-            child = self._spawn(probe, target, os.devnull, argv=argv)
-            child.pump(time.monotonic() + probe.time_limit)
+            child = self._spawn(probe, target, os.devnull, argv=argv, rpc=probe.pytest)
+            deadline = time.monotonic() + probe.time_limit
+            if probe.pytest:
+                _test_verdicts(child, deadline)
+            child.pump(deadline)
         usage = child.reap()
         return usage, callgrind.count(bytes(child.log))
 

@@ -89,3 +89,17 @@ def test_pass_rate_is_passed_over_collected_tests(sandbox: Sandbox) -> None:
 def test_pytest_mode_runs_python_only(sandbox: Sandbox) -> None:
     with pytest.raises(ValueError, match="pytest mode runs Python only"):
         sandbox.run("fn add(a: i64, b: i64) -> i64 { a + b }\n", SUITE, language="rust", limits=QUICK)
+
+
+def test_pytest_s_own_start_up_is_not_the_solution_s_time() -> None:
+    from rewardkit.sandbox.backends.local import start_local_worker
+
+    worker = start_local_worker()
+    try:
+        worker.request({"op": "begin", "code": "def add(a, b):\n    return a + b\n", "language": "python",
+                        "kind": "program", "pytest": TESTS, "limits": {"time_s": 10}}, timeout=60)
+        report = worker.request({"op": "run", "stdin": ""}, timeout=60)
+    finally:
+        worker.close()
+    start_up = report["startup_subtracted"]["time_s"]  # the runner on an empty module: pytest's import
+    assert report["outcome"] == "ok" and report["time_s"] < start_up / 2, report
