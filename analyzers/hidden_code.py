@@ -4,7 +4,7 @@ A policy can wrap its program in ``exec("...")`` so that the tools see one call
 instead of its code.  :func:`find_hidden_code` returns each ``exec``/``eval``
 whose argument :mod:`.static_text` can compute (str or bytes literals, their
 concatenation, base64/codecs/zlib decoding, a name bound once to such a value,
-``compile(...)`` of one) as a :class:`Payload`: the engine analyses its text as
+``compile(...)`` of one) as a :class:`Payload`: the tool runner analyses its text as
 code and counts its findings at the call's line.  Whatever runs or reaches
 code in a way that cannot be read is returned as ``unreadable``, and the
 source then scores the lowest quality:

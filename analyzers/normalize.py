@@ -1,6 +1,6 @@
 """Source text as every tool reads it: decoded per PEP 263, no coding cookie, ``\\n`` line ends.
 
-The tools read the UTF-8 file the engine writes, and they honour a coding
+The tools read the UTF-8 file the tool runner writes, and they honour a coding
 cookie in it: a cookie that names another codec (``utf-16``, ``latin-1``) or
 that does not match the text makes them fail or misread the source.  So bytes
 are decoded as Python decodes a source file (BOM, else cookie, else UTF-8),

@@ -1,6 +1,6 @@
 """Temporary folders of the analysis tools: one root per process, never left behind.
 
-Every folder an engine or tool writes to lives under ``<tmp>/rk-analyzers-<pid>``.
+Every folder a tool runner or tool writes to lives under ``<tmp>/rk-analyzers-<pid>``.
 The root is removed when its process ends, through multiprocessing's exit
 finalizers, which run in a normal exit and also in pool workers (they leave
 with ``os._exit``, past ``atexit``).  A process killed outright (a Ray worker

@@ -1,7 +1,7 @@
 """An analysis worker process: ``python -m rewardkit.analyzers.worker INBOX_FD OUTBOX_FD BOARD``.
 
 Started by :mod:`.pool`, it analyses the jobs ``(profile_data, codes)`` the
-parent sends over a pipe, one at a time, with one warm :class:`~.engine.Engine`
+parent sends over a pipe, one at a time, with one warm :class:`~.tool_runner.ToolRunner`
 per profile.  Before a tool works on some sources of the job it posts them on
 its board (:mod:`.progress_board`), so that the parent can kill it when one
 source overruns its time budget and know which source to blame; the job's
@@ -29,27 +29,27 @@ from .profile import Profile
 from .progress_board import Board
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .tool_runner import ToolRunner
 
 MEMORY_MB = 2048  # address space of a worker; warm, with every tool loaded, it uses ~180 MB
-_MAX_ENGINES = 8
-_engines: OrderedDict[str, Engine] = OrderedDict()
+_MAX_RUNNERS = 8
+_runners: OrderedDict[str, ToolRunner] = OrderedDict()
 
 
-def engine_for(profile: Profile) -> Engine:
-    """This process's warm engine for ``profile`` (a few profiles are kept).  The tools are
+def runner_for(profile: Profile) -> ToolRunner:
+    """This process's warm tool runner for ``profile`` (a few profiles are kept).  The tools are
     imported here, so that a missing one fails the job with its name rather than the process."""
-    from .engine import Engine
+    from .tool_runner import ToolRunner
 
     key = profile.fingerprint
-    if key in _engines:
-        _engines.move_to_end(key)
+    if key in _runners:
+        _runners.move_to_end(key)
     else:
-        _engines[key] = Engine(profile)
-        _engines[key].warm()
-        while len(_engines) > _MAX_ENGINES:
-            _engines.popitem(last=False)
-    return _engines[key]
+        _runners[key] = ToolRunner(profile)
+        _runners[key].warm()
+        while len(_runners) > _MAX_RUNNERS:
+            _runners.popitem(last=False)
+    return _runners[key]
 
 
 def serve(inbox: Connection, outbox: Connection, board: Board) -> None:
@@ -63,7 +63,7 @@ def serve(inbox: Connection, outbox: Connection, board: Board) -> None:
             return
         profile_data, codes = job
         try:
-            reports = engine_for(Profile(profile_data)).analyze(codes, board.post)
+            reports = runner_for(Profile(profile_data)).analyze(codes, board.post)
         except Exception as exc:  # the job as a whole could not be analysed: the parent reports it
             outbox.send(("failed", f"{type(exc).__name__}: {exc}"))
         else:

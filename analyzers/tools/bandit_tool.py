@@ -5,8 +5,8 @@ with HIGH confidence becomes critical. B110/B112 (try-except-pass/continue) are
 skipped: rk-reliability's ``empty-except`` reports the same handlers.  One
 manager per source (they cost microseconds), so progress is per source; bandit
 turns an exception in a file into a skipped file, and the manager here keeps
-the exception, so that the engine can tell a source that defeated bandit from
-a bandit fault.  ``# nosec`` is ignored unless the profile honours suppressions.
+the exception, so that the tool runner can tell a source that defeated bandit
+from a bandit fault.  ``# nosec`` is ignored unless the profile honours suppressions.
 """
 
 from __future__ import annotations

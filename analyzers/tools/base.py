@@ -53,7 +53,7 @@ class Tool(ABC):
 
     @abstractmethod
     def run(self, units: Sequence[Unit], progress: Progress) -> list[list[Finding]]:
-        """Findings per unit, aligned with ``units``. May raise; the engine records it."""
+        """Findings per unit, aligned with ``units``. May raise; the tool runner records it."""
 
     def emit(
         self, rule: str, message: str, line: int, cwe: int | None = None,

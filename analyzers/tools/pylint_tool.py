@@ -6,7 +6,7 @@ duplicate-code never run and sources in one batch cannot affect each other.
 Progress is reported module by module (pylint names each one to its reporter
 as it builds its tree and as it checks it).  Pylint turns an exception in a
 module into a fatal message; the linter here keeps the exception, so that the
-engine can tell a source that defeated pylint from a pylint fault.
+tool runner can tell a source that defeated pylint from a pylint fault.
 """
 
 from __future__ import annotations

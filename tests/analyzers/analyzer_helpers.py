@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rewardkit.analyzers import analyze
-from rewardkit.analyzers.engine import TOOLS
 from rewardkit.analyzers.report import QualityReport
+from rewardkit.analyzers.tool_runner import TOOLS
 
 
 def only(tool: str, **thresholds: Any) -> dict[str, Any]:

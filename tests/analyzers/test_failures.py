@@ -1,7 +1,7 @@
-"""Inside a worker's engine: a tool that fails is named in ``errors`` for the source that breaks it
+"""Inside a worker's tool runner: a tool that fails is named in ``errors`` for the source that breaks it
 (or blamed on the source, when the source caused it); the other tools and sources still count.
 
-The tools are made to fail here by replacing their code in this process, on an engine of its own;
+The tools are made to fail here by replacing their code in this process, on a runner of its own;
 real failures of real workers are in ``test_analysis_worker_faults``.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pytest
 
 from rewardkit.analyzers import load_profile
-from rewardkit.analyzers.engine import Engine
+from rewardkit.analyzers.tool_runner import ToolRunner
 from rewardkit.analyzers.tools.base import Progress, Unit
 from rewardkit.analyzers.tools.radon_tool import RadonTool
 
@@ -20,8 +20,8 @@ CODE = "import os\ntry:\n    x = 1\nexcept:\n    pass\n"
 PROFILE = {"tools": {"mypy": False, "pylint": False}}
 
 
-def _engine() -> Engine:
-    return Engine(load_profile(PROFILE))
+def _runner() -> ToolRunner:
+    return ToolRunner(load_profile(PROFILE))
 
 
 def test_failing_tool_is_reported_and_others_count(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,7 +29,7 @@ def test_failing_tool_is_reported_and_others_count(monkeypatch: pytest.MonkeyPat
         raise RuntimeError("radon exploded")
 
     monkeypatch.setattr(RadonTool, "run", broken)
-    (report,) = _engine().analyze([CODE])
+    (report,) = _runner().analyze([CODE])
     assert [(e.tool, e.reason) for e in report.errors] == [("radon", "RuntimeError: radon exploded")]
     assert {"vulture", "rk-reliability"} <= {f.tool for f in report.findings}
 
@@ -43,7 +43,7 @@ def test_failure_is_isolated_to_the_source_that_causes_it(monkeypatch: pytest.Mo
         return original(self, unit)
 
     monkeypatch.setattr(RadonTool, "check", picky)
-    fine, broken = _engine().analyze(["x = 1\n", "BOOM = 1\n"])
+    fine, broken = _runner().analyze(["x = 1\n", "BOOM = 1\n"])
     assert fine.errors == ()
     assert [e.tool for e in broken.errors] == ["radon"]
 
@@ -58,7 +58,7 @@ def test_a_recursion_error_is_blamed_on_the_source(monkeypatch: pytest.MonkeyPat
         return []
 
     monkeypatch.setattr(RadonTool, "check", recurse)
-    fine, deep = _engine().analyze(["x = 1\n", "DEEP = 1\n"])
+    fine, deep = _runner().analyze(["x = 1\n", "DEEP = 1\n"])
     assert fine.errors == () and deep.errors == ()
     assert [(f.tool, f.rule) for f in deep.findings] == [("rk-input", "analysis-recursion")]
     assert deep.score == 0.0
@@ -69,6 +69,6 @@ def test_a_tool_that_cannot_start_fails_every_source(monkeypatch: pytest.MonkeyP
         raise OSError("no radon here")
 
     monkeypatch.setattr(RadonTool, "__init__", cannot_start)
-    reports = _engine().analyze(["x = 1\n", "y = 2\n"])
+    reports = _runner().analyze(["x = 1\n", "y = 2\n"])
     assert [[e.tool for e in r.errors] for r in reports] == [["radon"], ["radon"]]
     assert "unavailable: OSError: no radon here" in reports[0].errors[0].reason

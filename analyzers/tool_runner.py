@@ -1,18 +1,18 @@
 """In-process analysis of a batch: prepare every source, run every enabled tool over the batch.
 
-Engines run in the analysis worker processes (:mod:`.worker`), whose pool
+Tool runners run in the analysis worker processes (:mod:`.worker`), whose pool
 (:mod:`.pool`) enforces the per-source time budget; ``progress(tool, positions)``
 is called before a tool works on the sources at ``positions`` (indices into the
 batch), and the pool's deadlines and blame follow it.
 
-One engine per (process, profile) keeps the tools warm. Sources get unique
+One runner per (process, profile) keeps the tools warm. Sources get unique
 module names from their content hash, so batch-level tools (pylint, mypy) give
 each source the findings it would get alone. Code a source runs from text
 (:mod:`.hidden_code`) is a unit of its own, whose findings count for the source
 at the line of the ``exec``/``eval``. A tool that raises on a batch is re-run
 source by source, so only the source that breaks it carries the failure: an
 input fault when the source caused it, else a ToolError (:mod:`.faults`).
-Every tool runs under the interpreter's recursion limit of when the engine was
+Every tool runs under the interpreter's recursion limit of when the runner was
 made (mypy raises the process's), so what a source may do does not depend on
 which tool ran before.
 """
@@ -55,7 +55,7 @@ Progress = Callable[[str, tuple[int, ...]], None]
 
 
 def _no_progress(_tool: str, _positions: tuple[int, ...]) -> None:
-    """Progress is not watched (an engine used directly)."""
+    """Progress is not watched (a runner used directly)."""
 
 
 def module_name(text: str) -> str:
@@ -121,7 +121,7 @@ class _Account:
         return QualityReport.from_findings(self.findings, self.errors)
 
 
-class Engine:
+class ToolRunner:
     """Configured tools for one profile, reused across batches in this process."""
 
     def __init__(self, profile: Profile) -> None:
