@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .finding import ToolError
-from .pool import WorkerPool, chunked
+from .pool import AnalysisPool, chunked
 from .profile import Profile, ProfileLike, load_profile
 from .report import QualityReport
 from .source import prepare
@@ -31,11 +31,11 @@ CACHE_SIZE = 8192
 
 _cache: OrderedDict[str, QualityReport] = OrderedDict()
 _cache_lock = threading.Lock()
-_pool = WorkerPool()
+_pool = AnalysisPool()
 
 
 def _work(profile_data: dict[str, Any], codes: list[object]) -> list[QualityReport]:
-    """Analyse a chunk where this runs (a Ray task): on this process's own worker pool."""
+    """Analyse a chunk where this runs (a Ray task): on this process's own analysis pool."""
     return analyze_many(codes, Profile(profile_data), workers=1)
 
 
@@ -68,7 +68,7 @@ atexit.register(shutdown_pool)
 
 def _analyze(codes: list[object], profile: Profile, workers: int | None,
              backend: str) -> list[QualityReport]:
-    """Reports for distinct, uncached sources: on the local worker pool, or on Ray."""
+    """Reports for distinct, uncached sources: on the local analysis pool, or on Ray."""
     texts = {i: text for i, code in enumerate(codes) if (text := _as_text(code)) is not None}
     found = (_on_ray if backend == "ray" else _on_pool)(list(texts.values()), profile, workers)
     reports = dict(zip(texts, found, strict=True))

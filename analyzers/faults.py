@@ -10,7 +10,7 @@ was too large or too deep, hid its code (:mod:`.source`), or made a tool fail:
   re-raise or wrap it;
 * a tool still busy with one source after ``tool_timeout_s`` (``analysis-timeout``)
   and a source that crashes the analysis process twice (``analysis-crash``)
-  are judged by the worker pool (:mod:`.pool`), which kills and restarts workers.
+  are judged by the analysis pool (:mod:`.pool`), which kills and restarts workers.
 
 Any other failure of a tool on a source that parsed is a fault of the tool or
 the machine: a :class:`~.finding.ToolError`, and rewards leave the sample out.

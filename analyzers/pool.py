@@ -1,6 +1,6 @@
 """Analysis worker processes under a per-source time budget, and who is to blame when one fails.
 
-``WorkerPool.analyze(profile, codes, workers)`` splits the sources into jobs
+``AnalysisPool.analyze(profile, codes, workers)`` splits the sources into jobs
 (about two per worker, at most 32 sources each: batch tools are fast on
 batches), runs them on warm worker processes (:mod:`.worker`), and returns one
 report per source.  Workers post which sources each tool is on
@@ -274,7 +274,7 @@ class _Batch:
         return infrastructure_report("rewardkit", f"analysis worker {how}")
 
 
-class WorkerPool:
+class AnalysisPool:
     """Warm worker processes, kept between calls; calls from several threads run at once.
 
     Each call starts up to its ``workers`` processes (taking idle ones first) and

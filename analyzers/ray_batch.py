@@ -59,7 +59,7 @@ def run_chunks(work: Work, profile: Profile, chunks: list[list[object]],
     ray = _ray()
     task = _task(work)
     refs = [task.remote(profile.data, chunk) for chunk in chunks]
-    # the worker pool in the task kills a tool past its budget, at most twice a source
+    # the analysis pool in the task kills a tool past its budget, at most twice a source
     per_source = 2 * float(profile.threshold("tool_timeout_s")) * (len(profile.data["tools"]) + 1)
     rounds = math.ceil(sum(map(len, chunks)) / slots)
     deadline = time.monotonic() + START_MARGIN_S + per_source * rounds

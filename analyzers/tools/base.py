@@ -3,7 +3,7 @@
 An adapter is configured once from a profile (``__init__``) and then run over
 batches of units (``run``), returning one list of findings per unit, in order.
 ``run`` calls ``progress(units)`` before it works on a subset of the batch, as
-finely as the tool allows: the worker pool blames the units last named when a
+finely as the tool allows: the analysis pool blames the units last named when a
 tool overruns its time budget (:mod:`..pool`).
 """
 

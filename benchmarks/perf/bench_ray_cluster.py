@@ -12,7 +12,7 @@ for n = 1, 2, 3:
   backend with ``workers=n`` (the reference);
 * ``analyze_many(backend="ray", workers=n)``: sources per second (and chunks per
   second: the batch is cut into about two chunks a node), beside the local
-  worker pool with ``workers=n``.
+  analysis pool with ``workers=n``.
 
 Every setup takes its turn, batch by batch, so that load from elsewhere on a
 shared machine hits them alike; each figure is the median of 3 batches, each
