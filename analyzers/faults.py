@@ -4,7 +4,7 @@ An input fault is an ``rk-input`` finding: the source did not decode or parse,
 was too large or too deep, hid its code (:mod:`.source`), or made a tool fail:
 
 * a tool that exceeds Python's recursion limit on a source, or the memory of
-  its worker process (:data:`.worker.MEMORY_MB`; mypy folds ``'a' * 10**11``),
+  its worker process (:data:`.analysis_worker.MEMORY_MB`; mypy folds ``'a' * 10**11``),
   was defeated by that source (``analysis-recursion``, ``analysis-memory``),
   wherever in its causes the RecursionError or MemoryError is, since tools
   re-raise or wrap it;

@@ -2,8 +2,8 @@
 
 ``AnalysisPool.analyze(profile, codes, workers)`` splits the sources into jobs
 (about two per worker, at most 32 sources each: batch tools are fast on
-batches), runs them on warm worker processes (:mod:`.worker`), and returns one
-report per source.  Workers post which sources each tool is on
+batches), runs them on warm worker processes (:mod:`.analysis_worker`), and
+returns one report per source.  Workers post which sources each tool is on
 (:mod:`.progress_board`), and from that:
 
 * A tool that has spent its budget of CPU time on one source
@@ -30,7 +30,7 @@ Calls from several threads run at once, each on workers of its own (idle
 workers are shared between calls), so a slow source holds only the workers of
 its own call.  Workers are plain subprocesses: they start the same way whatever the caller's
 ``__main__`` is, they inherit its environment at start, and they leave when
-their parent does (:func:`.worker.leave_with`).
+their parent does (:func:`.analysis_worker.leave_with`).
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ from typing import TypeVar
 
 import psutil
 
+from .analysis_worker import MEMORY_MB
 from .faults import fault_report, infrastructure_report
 from .profile import Profile
 from .progress_board import Board
 from .report import QualityReport
 from .scratch import process_root
-from .worker import MEMORY_MB
 
 STARTUP_S = 120.0  # start a worker, import the tools, warm pylint and mypy
 POLL_S = 0.2  # how often the boards are read while no answer comes
@@ -120,7 +120,7 @@ class Worker:
         self.board = Board.create(Path(board))
         env = {**os.environ, "PYLINTHOME": str(root / "pylint-crash-reports-not-kept")}
         self.process = subprocess.Popen(  # nosec B603 - fixed argv, our own module
-            [sys.executable, "-m", "rewardkit.analyzers.worker", str(inbox_r), str(outbox_w), board],
+            [sys.executable, "-m", "rewardkit.analyzers.analysis_worker", str(inbox_r), str(outbox_w), board],
             pass_fds=(inbox_r, outbox_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, cwd=root, env=env,
         )

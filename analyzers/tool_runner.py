@@ -1,6 +1,6 @@
 """In-process analysis of a batch: prepare every source, run every enabled tool over the batch.
 
-Tool runners run in the analysis worker processes (:mod:`.worker`), whose pool
+Tool runners run in the analysis worker processes (:mod:`.analysis_worker`), whose pool
 (:mod:`.pool`) enforces the per-source time budget; ``progress(tool, positions)``
 is called before a tool works on the sources at ``positions`` (indices into the
 batch), and the pool's deadlines and blame follow it.

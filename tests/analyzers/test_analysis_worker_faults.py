@@ -12,7 +12,7 @@ from killer import killing
 from rewardkit.analyzers import analyze_many
 
 SLOW = nested_max(8)  # ~100 s of mypy
-WORKER = "rewardkit.analyzers.worker"  # in every analysis worker's command line
+WORKER = "rewardkit.analyzers.analysis_worker"  # in every analysis worker's command line
 CODES = ["def add(a: int, b: int) -> int:\n    return a + b\n", "import os\nprint(os.sep)\n"]
 
 

@@ -20,7 +20,7 @@ from rewardkit.analyzers.profile import load_profile
 
 HOG = nested_max(8)  # ~100 s of mypy
 HONEST = "def add(a: int, b: int) -> int:\n    return a + b\n"
-WORKER = "rewardkit.analyzers.worker"  # in every analysis worker's command line
+WORKER = "rewardkit.analyzers.analysis_worker"  # in every analysis worker's command line
 START_S = 8.0  # a fresh worker's start (the killed one is replaced), on a loaded machine
 
 

@@ -16,7 +16,7 @@ RUNS = 120
 
 
 def _worker_rss_mb() -> float:
-    workers = children_with("rewardkit.analyzers.worker")
+    workers = children_with("rewardkit.analyzers.analysis_worker")
     assert len(workers) == 1, workers
     return float(workers[0].memory_info().rss) / 2**20
 

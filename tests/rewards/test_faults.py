@@ -50,7 +50,7 @@ def test_an_analysis_fault_leaves_every_component_out(engine: Engine) -> None:
     reward = rewards.cisq_grpo(engine=engine)
     code = PLAIN + "# an analysis fault\n"  # a source no cache has seen
     clear_cache()
-    with killing("rewardkit.analyzers.worker"):
+    with killing("rewardkit.analyzers.analysis_worker"):
         per_function = trl_calls(reward, [answer(code)], tests=[TESTS])
         [result] = reward.score([{"completion": answer(code), "tests": TESTS}])
     assert per_function == {"code_block_format": [None], "pass_rate": [None], "quality": [None]}

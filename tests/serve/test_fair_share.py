@@ -215,7 +215,7 @@ def test_shutdown_cancels_work_in_flight_and_exits_within_seconds(
                      "--max-run-s", "600", "--max-tool-s", "600")
     server = psutil.Process(stopping.process.pid)
     path, body, mark = ("/score", sleepy_batch(40, 0.5), "runtime.worker") if work == "sandbox" else (
-        "/analyze", {"codes": [busy_for_mypy(i) for i in range(4)]}, "rewardkit.analyzers.worker")
+        "/analyze", {"codes": [busy_for_mypy(i) for i in range(4)]}, "rewardkit.analyzers.analysis_worker")
     try:
         with ThreadPoolExecutor(1) as pool:
             busy = pool.submit(_answer_or_error, stopping, path, body)

@@ -1,4 +1,4 @@
-"""An analysis worker process: ``python -m rewardkit.analyzers.worker INBOX_FD OUTBOX_FD BOARD``.
+"""An analysis worker process: ``python -m rewardkit.analyzers.analysis_worker INBOX_FD OUTBOX_FD BOARD``.
 
 Started by :mod:`.pool`, it analyses the jobs ``(profile_data, codes)`` the
 parent sends over a pipe, one at a time, with one warm :class:`~.tool_runner.ToolRunner`
