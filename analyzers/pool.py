@@ -58,7 +58,7 @@ from .faults import fault_report, infrastructure_report
 from .profile import Profile
 from .progress_board import Board
 from .report import QualityReport
-from .scratch import process_root
+from .tempdirs import process_root
 
 STARTUP_S = 120.0  # start a worker, import the tools, warm pylint and mypy
 POLL_S = 0.2  # how often the boards are read while no answer comes

@@ -31,8 +31,8 @@ from .faults import exhaustion_in, input_fault
 from .finding import INPUT_FAULT_TOOL, Finding, ToolError
 from .profile import Profile
 from .report import QualityReport
-from .scratch import scratch_dir
 from .source import Prepared, prepare
+from .tempdirs import temp_dir
 from .tools.ast_perf import PerfTool
 from .tools.ast_reliability import ReliabilityTool
 from .tools.bandit_tool import BanditTool
@@ -126,7 +126,7 @@ class ToolRunner:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self._workdir = scratch_dir("src-")
+        self._workdir = temp_dir("src-")
         self._tools: dict[str, Tool] = {}
         self._recursion_limit = sys.getrecursionlimit()
 

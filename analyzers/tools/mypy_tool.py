@@ -25,7 +25,7 @@ import mypy.version
 
 from ..finding import Finding
 from ..profile import Profile
-from ..scratch import scratch_dir
+from ..tempdirs import temp_dir
 from .base import Progress, Tool, Unit
 
 # The last line of an internal error's traceback, when mypy ran out of memory or recursion.
@@ -79,7 +79,7 @@ class MypyTool(Tool):
 
     def __init__(self, profile: Profile) -> None:
         super().__init__(profile)
-        self._dir = scratch_dir("mypy-")
+        self._dir = temp_dir("mypy-")
         root = Path(self._dir.name)
         (root / "empty.ini").write_text("")
         self._cache = root / "cache"

@@ -25,7 +25,7 @@ from pylint.reporters import CollectingReporter
 from ..catalog import RULES
 from ..finding import Finding
 from ..profile import Profile
-from ..scratch import scratch_dir
+from ..tempdirs import temp_dir
 from .base import Progress, Tool, Unit
 
 _LIMITS = (
@@ -117,7 +117,7 @@ class PylintTool(Tool):
     def __init__(self, profile: Profile) -> None:
         super().__init__(profile)
         _standard_library_only()
-        self._dir = scratch_dir("pylint-")
+        self._dir = temp_dir("pylint-")
         root = Path(self._dir.name)
         (root / "empty.cfg").write_text("")
         (root / "warmup.py").write_text('"""Warm-up module."""\n')

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rewardkit.analyzers import scratch
+from rewardkit.analyzers import tempdirs
 
 POOL_RUN = (
     "from rewardkit.analyzers import analyze_many\n"
@@ -34,11 +34,11 @@ def test_a_process_and_its_pool_workers_leave_no_folders(tmp_path: Path) -> None
 def test_roots_of_dead_processes_are_swept_and_live_ones_kept() -> None:
     finished = subprocess.Popen([sys.executable, "-c", "pass"])
     finished.wait()
-    stale = Path(tempfile.gettempdir()) / f"{scratch.PREFIX}{finished.pid}"
+    stale = Path(tempfile.gettempdir()) / f"{tempdirs.PREFIX}{finished.pid}"
     (stale / "src-leftover").mkdir(parents=True)
-    assert stale in scratch.sweep_stale_roots()
+    assert stale in tempdirs.sweep_stale_roots()
     assert not stale.exists()
-    mine = scratch.process_root()
-    assert mine not in scratch.sweep_stale_roots()
-    assert mine.is_dir() and mine.name == f"{scratch.PREFIX}{os.getpid()}"
-    assert scratch.scratch_dir("src-").name.startswith(str(mine))
+    mine = tempdirs.process_root()
+    assert mine not in tempdirs.sweep_stale_roots()
+    assert mine.is_dir() and mine.name == f"{tempdirs.PREFIX}{os.getpid()}"
+    assert tempdirs.temp_dir("src-").name.startswith(str(mine))

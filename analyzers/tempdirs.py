@@ -48,6 +48,6 @@ def process_root() -> Path:
     return _roots[pid]
 
 
-def scratch_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
+def temp_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     """A new temporary folder under this process's root."""
     return tempfile.TemporaryDirectory(prefix=prefix, dir=process_root(), ignore_cleanup_errors=True)
