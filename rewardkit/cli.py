@@ -24,7 +24,7 @@ from .out_folder import FORCE_HELP, earlier_run
 
 if TYPE_CHECKING:
     from .sandbox import ExecutionResult
-    from .sandbox.protocols import MeasurementProtocol
+    from .sandbox.measurement import MeasurementProtocol
     from .scoring import Scorer
 
 
@@ -44,7 +44,7 @@ def _check_backend(backend: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """``rewardkit run``: one solution against a suite, as a table or JSON."""
     from .sandbox import Limits, Sandbox, SuiteError, TestSuite
-    from .sandbox.protocols import protocol
+    from .sandbox.measurement import protocol
     from .sandbox.runtime.languages import resolve_language
 
     _check_backend(args.backend)
@@ -251,7 +251,7 @@ OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "t
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
     from .rewards.components import OBJECTIVE_CHOICES
-    from .sandbox.protocols import PROTOCOLS
+    from .sandbox.measurement import PROTOCOLS
     from .sandbox.sandbox import BACKENDS
 
     parser = argparse.ArgumentParser(prog="rewardkit", description=__doc__,
@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``rewardkit bench``'s arguments."""
-    from .sandbox.protocols import PROTOCOLS
+    from .sandbox.measurement import PROTOCOLS
 
     bench = sub.add_parser("bench", help="evaluate solutions on a benchmark; write report.json/md and plots")
     bench.add_argument("--dataset", default="mini",

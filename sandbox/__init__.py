@@ -3,10 +3,10 @@
 >>> from rewardkit.sandbox import Sandbox, TestSuite, Limits, ExecutionResult, Status
 """
 
+from .measurement import PROTOCOLS, MeasurementProtocol, protocol
 from .modes.call import values_equal
 from .modes.stdio import normalize_output
 from .packages import DEFAULT_PACKAGES
-from .protocols import PROTOCOLS, MeasurementProtocol, protocol
 from .runtime.accounting import MEASUREMENT_VERSION
 from .runtime.languages import LANGUAGES
 from .sandbox import NotAdmitted, Sandbox

@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import Any, Protocol
 
-from . import judge, protocols
+from . import judge, measurement
 from .backends.process import WorkerProcess
 from .link import WorkerFault
+from .measurement import MeasurementProtocol
 from .packages import DEFAULT_PACKAGES, package_paths
-from .protocols import MeasurementProtocol
 from .referee import needs_referee
 from .runtime.languages import resolve_language
 from .suite import TestSuite
@@ -242,7 +242,7 @@ class Sandbox:
     :mod:`.referee`).  ``admission``, if given, is entered around every run
     (each repeat too): the reward service uses it to share the workers fairly
     between requests; it may raise :class:`NotAdmitted` to turn the run away.
-    ``protocol`` names a measurement protocol (:mod:`.protocols`: ``"rewardkit"``,
+    ``protocol`` names a measurement protocol (:mod:`.measurement`: ``"rewardkit"``,
     ``"monolith"``, ``"mercury"``) or is a :class:`MeasurementProtocol`: it sets the
     limits, the repeats and how they combine (median or mean), and pins each run to
     one CPU when it says so (``limits`` and ``repeats``, when given, override it).
@@ -268,7 +268,7 @@ class Sandbox:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
             raise ValueError(f"unknown meter {meter!r}; use 'time' or 'instructions'")
-        self.protocol = protocols.protocol(protocol)
+        self.protocol = measurement.protocol(protocol)
         if repeats is not None and repeats < 1:
             raise ValueError("repeats must be at least 1")
         if self.protocol.cpus is not None and backend == "ray":
@@ -377,8 +377,8 @@ def _open_backend(backend: str, workers: int | None, limits: Limits, packages: t
 METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")
 
 
-def combine_runs(runs: Sequence[ExecutionResult], measurement: MeasurementProtocol) -> ExecutionResult:
-    """Repeated passing runs as one result: each metric combined by ``measurement``'s statistic.
+def combine_runs(runs: Sequence[ExecutionResult], protocol: MeasurementProtocol) -> ExecutionResult:
+    """Repeated passing runs as one result: each metric combined by ``protocol``'s statistic.
 
     ``spread`` holds each metric's relative spread, MAD / median, whichever the
     statistic.  The first failed run, if any, is returned as it is.
@@ -390,11 +390,11 @@ def combine_runs(runs: Sequence[ExecutionResult], measurement: MeasurementProtoc
     result.spread = {}
     for name in METRICS:
         values = [float(getattr(r, name)) for r in runs]
-        setattr(result, name, measurement.combine(values))
+        setattr(result, name, protocol.combine(values))
         median = statistics.median(values)
         mad = statistics.median(abs(v - median) for v in values)
         result.spread[name] = mad / median if median else 0.0
     counts = [r.instructions for r in runs if r.instructions is not None]
     if len(counts) == len(runs):
-        result.instructions = round(measurement.combine(counts))
+        result.instructions = round(protocol.combine(counts))
     return result

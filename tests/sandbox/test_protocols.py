@@ -1,4 +1,4 @@
-"""Named measurement protocols (sandbox/protocols.py): Monolith's and Mercury's settings (issue 15)."""
+"""Named measurement protocols (sandbox/measurement.py): Monolith's and Mercury's settings."""
 
 from __future__ import annotations
 
