@@ -19,9 +19,13 @@ def weighted_count(findings: Iterable[Finding]) -> float:
     return sum(WEIGHTS[f.severity] for f in findings)
 
 
-def score_of(weight: float) -> float:
-    """``r_quality = 1 / (1 + W)``."""
-    return 1.0 / (1.0 + weight)
+def quality_score(weighted_count: float) -> float:
+    """CISQ paper: ``r_quality = 1 / (1 + W)``, for the whole source or one characteristic.
+
+    >>> quality_score(0.0), quality_score(1.5)
+    (1.0, 0.4)
+    """
+    return 1.0 / (1.0 + weighted_count)
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,10 @@ class QualityReport:
         if any(f.is_input_fault for f in ordered):
             return cls(0.0, total, ordered, dict.fromkeys(CHARACTERISTICS, 0.0), errs)
         per_char = {
-            c: score_of(weighted_count(f for f in ordered if f.characteristic == c))
+            c: quality_score(weighted_count(f for f in ordered if f.characteristic == c))
             for c in CHARACTERISTICS
         }
-        return cls(score_of(total), total, ordered, per_char, errs)
+        return cls(quality_score(total), total, ordered, per_char, errs)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form."""

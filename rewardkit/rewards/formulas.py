@@ -2,6 +2,8 @@
 
 Each is small enough to check by hand; the components in
 :mod:`rewardkit.rewards.components` feed them from sandbox runs and analyses.
+``quality_score``, ``1 / (1 + W)``, is the one the analyzers score reports with
+(:func:`rewardkit.analyzers.report.quality_score`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 
+from ..analyzers.report import quality_score as quality_score
 from .extract import LANGUAGE_TAGS, fenced_blocks, has_unterminated_fence
 
 _TAG = r"</?(?:thinking|solution)>"
@@ -124,15 +127,6 @@ def percentile_rank(value: float, references: Sequence[float]) -> float:
         raise ValueError("percentile_rank needs at least one reference value")
     ordered = sorted(references)
     return 1.0 - bisect_left(ordered, value) / len(ordered)
-
-
-def quality_score(weighted_count: float) -> float:
-    """CISQ paper: ``1 / (1 + W)``.
-
-    >>> quality_score(0.0), quality_score(1.5)
-    (1.0, 0.4)
-    """
-    return 1.0 / (1.0 + weighted_count)
 
 
 def quality_mean(by_characteristic: Mapping[str, float]) -> float:

@@ -7,11 +7,13 @@ import math
 
 import pytest
 
+from rewardkit.analyzers import report
+from rewardkit.analyzers.finding import Finding
 from rewardkit.rewards import extract, formulas
 
 
 def test_docstring_examples_hold() -> None:
-    for module in (formulas, extract):
+    for module in (formulas, extract, report):
         failures, _ = doctest.testmod(module)
         assert failures == 0
 
@@ -96,6 +98,14 @@ def test_percentile_rank_by_hand() -> None:
 def test_quality_score_with_paper_weights() -> None:
     # two low (1.0 each) + one high (5.0) + one info (0.5): W = 7.5
     assert formulas.quality_score(2 * 1.0 + 5.0 + 0.5) == pytest.approx(1 / 8.5)
+
+
+def test_reports_are_scored_by_the_quality_formula() -> None:
+    """One ``1 / (1 + W)``: the formula is the function the analyzers score reports with."""
+    assert formulas.quality_score is report.quality_score
+    findings = [Finding("pylint", "W0611", "unused import", 1, "high", "maintainability")] * 2
+    scored = report.QualityReport.from_findings(findings)
+    assert scored.score == formulas.quality_score(scored.weighted_count) == pytest.approx(1 / 11)
 
 
 @pytest.mark.parametrize(
