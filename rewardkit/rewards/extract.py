@@ -12,20 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..sandbox.runtime.languages import language_key
+
 MAX_COMPLETION_CHARS = 1_000_000
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+#.-]*)[^\n]*\n(.*?)```", re.DOTALL)
 SOLUTION = re.compile(r"<solution>(.*?)</solution>", re.DOTALL)
 
-LANGUAGE_TAGS = {
-    "python": {"python", "py", "python3"},
-    "cpp": {"cpp", "c++", "cc", "cxx"},
-    "c": {"c"},
-    "java": {"java"},
-    "javascript": {"javascript", "js", "node"},
-    "go": {"go", "golang"},
-    "rust": {"rust", "rs"},
-}
 
 
 @dataclass(frozen=True)
@@ -71,8 +64,10 @@ def has_unterminated_fence(text: str) -> bool:
     return text.count("```") % 2 == 1
 
 
-def _matches(tag: str, language: str) -> bool:
-    return tag in LANGUAGE_TAGS.get(language, {language})
+def same_language(tag: str, language: str) -> bool:
+    """Whether a fence tag names ``language``: both resolve alike through the sandbox's
+    names and aliases (:func:`~rewardkit.sandbox.runtime.languages.language_key`)."""
+    return language_key(tag) == language_key(language)
 
 
 def extract_code(text: str, language: str = "python") -> str | None:
@@ -82,7 +77,7 @@ def extract_code(text: str, language: str = "python") -> str | None:
     """
     solutions = SOLUTION.findall(text)
     scope = solutions[-1] if solutions else text
-    blocks = [body for tag, body in fenced_blocks(scope) if not tag or _matches(tag, language)]
+    blocks = [body for tag, body in fenced_blocks(scope) if not tag or same_language(tag, language)]
     if blocks:
         code = blocks[-1]
     elif solutions or "```" not in scope:

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 
 from ..analyzers.report import quality_score as quality_score
-from .extract import LANGUAGE_TAGS, fenced_blocks, has_unterminated_fence
+from .extract import fenced_blocks, has_unterminated_fence, same_language
 
 _TAG = r"</?(?:thinking|solution)>"
 _AFTERBURNER = re.compile(
@@ -55,7 +55,7 @@ def code_block_format(text: str, language: str = "python", penalty: float = 0.0)
     blocks = fenced_blocks(text)
     if len(blocks) > 1:
         return penalty
-    if len(blocks) == 1 and blocks[0][0] in LANGUAGE_TAGS.get(language, {language}):
+    if len(blocks) == 1 and same_language(blocks[0][0], language):
         return 1.0
     return 0.0
 

@@ -68,15 +68,23 @@ LANGUAGES: dict[str, Language] = {
 }
 DEFAULT_EDITION = "2021"  # Rust's, when a job names none
 
-ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "js": "javascript",
-           "node": "javascript", "golang": "go", "rs": "rust"}
+# Other names of the languages, lower case: the names jobs give and the tags of code fences.
+ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "cc": "cpp", "cxx": "cpp",
+           "js": "javascript", "node": "javascript", "golang": "go", "rs": "rust"}
 
 _JAVA_CLASS = re.compile(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)")
 
 
+def language_key(name: str) -> str:
+    """The language a name, alias or code-fence tag stands for (case-insensitive): its
+    :data:`LANGUAGES` key, or the name in lower case when it is no known one."""
+    lowered = name.lower()
+    return ALIASES.get(lowered, lowered)
+
+
 def resolve_language(name: str) -> Language:
     """The language for a name or alias (case-insensitive); ValueError lists the known ones."""
-    key = ALIASES.get(name.lower(), name.lower())
+    key = language_key(name)
     if key not in LANGUAGES:
         known = ", ".join(sorted(LANGUAGES))
         raise ValueError(f"unknown language {name!r}; known: {known}")

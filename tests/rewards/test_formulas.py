@@ -10,6 +10,7 @@ import pytest
 from rewardkit.analyzers import report
 from rewardkit.analyzers.finding import Finding
 from rewardkit.rewards import extract, formulas
+from rewardkit.sandbox.runtime.languages import ALIASES, LANGUAGES, resolve_language
 
 
 def test_docstring_examples_hold() -> None:
@@ -124,6 +125,19 @@ def test_reports_are_scored_by_the_quality_formula() -> None:
 )
 def test_code_extraction(text: str, language: str, expected: str | None) -> None:
     assert extract.extract_code(text, language) == expected
+
+
+LANGUAGE_NAMES = sorted({*LANGUAGES, *ALIASES})
+
+
+@pytest.mark.parametrize("tag", [*LANGUAGE_NAMES, "C++", "Python"])
+def test_a_fence_tag_and_a_language_name_resolve_alike(tag: str) -> None:
+    """A block tagged ``tag`` is the code of exactly the languages the sandbox takes ``tag`` for."""
+    text = f"```{tag}\nx = 1\n```"
+    for name in [*LANGUAGE_NAMES, *(n.upper() for n in LANGUAGE_NAMES)]:
+        same = resolve_language(tag).name == resolve_language(name).name
+        assert (extract.extract_code(text, name) == "x = 1") == same, (tag, name)
+        assert formulas.code_block_format(text, name) == (1.0 if same else 0.0), (tag, name)
 
 
 @pytest.mark.parametrize(
