@@ -54,9 +54,17 @@ $(EVALPLUS_DIR)/.stamp: benchmarks/perf/evalplus-requirements.txt | $(STAMP)
 	$(PY) -m pip install -q --no-deps --target $(EVALPLUS_DIR) -r $<
 	@touch $@
 
-bench: $(STAMP) toolchains docker $(EVALPLUS_DIR)/.stamp
+# verl's prime_code, for bench_throughput.py: the wheel alone, unpacked (verl-requirements.txt says why).
+VERL_DIR := .cache/verl
+$(VERL_DIR)/.stamp: benchmarks/perf/verl-requirements.txt | $(STAMP)
+	rm -rf $(VERL_DIR)
+	$(PY) -m pip install -q --no-deps --target $(VERL_DIR) -r $<
+	@touch $@
+
+bench: $(STAMP) toolchains docker $(EVALPLUS_DIR)/.stamp $(VERL_DIR)/.stamp
 	@for script in benchmarks/perf/bench_*.py; do \
-		echo "== $$script"; EVALPLUS_PATH=$(CURDIR)/$(EVALPLUS_DIR) $(PY) $$script || exit 1; done
+		echo "== $$script"; EVALPLUS_PATH=$(CURDIR)/$(EVALPLUS_DIR) VERL_PATH=$(CURDIR)/$(VERL_DIR) \
+			$(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .typecheck .mypy_cache .ruff_cache .pytest_cache out site
