@@ -6,7 +6,9 @@ and, for call-based problems, ``"fn_name"`` (verl
 ``sandbox_fusion/utils.py`` ``check_correctness``; the APPS dataset's
 ``input_output``).  Without ``fn_name`` it is a ``stdio`` suite: an input or
 output given as a list of lines is joined with newlines, as ``run_test``
-does.  With it, a ``call`` suite whose entry point is ``fn_name``: an input
+does, and a Python program runs as ``run_test`` runs it, as the body of a
+function (``program: "apps"``: a top-level ``return`` ends it, ``exit()``
+after the answer is no failure).  With it, a ``call`` suite whose entry point is ``fn_name``: an input
 given as a string holds one JSON value per line, the arguments (verl's
 ``[json.loads(line) for line in inputs.split("\\n")]``); an input given as a
 list is the argument list (APPS's raw data); an output given as a string
@@ -98,7 +100,7 @@ def suite(data: dict[str, Any]) -> dict[str, Any]:
     fn_name = data.get("fn_name")
     if fn_name is None:
         cases = [{"input": _joined(i), "output": _joined(o)} for i, o in zip(inputs, outputs, strict=True)]
-        return {"mode": "stdio", "cases": cases, "evaluator": VERL_EVALUATOR}
+        return {"mode": "stdio", "cases": cases, "evaluator": VERL_EVALUATOR, "program": "apps"}
     if not isinstance(fn_name, str) or not fn_name.isidentifier():
         raise SuiteError(f"verl-style 'fn_name' must name a function, got {fn_name!r}")
     calls = [{"args": _arguments(index, i), "expected": _expected(o)}

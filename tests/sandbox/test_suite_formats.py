@@ -51,6 +51,18 @@ def test_verl_stdio_runs_with_verls_leniency(sandbox: Sandbox) -> None:
     assert close.passed and not far.passed
 
 
+def test_verl_stdio_programs_run_as_prime_code_runs_them(sandbox: Sandbox) -> None:
+    """prime_code runs a stdin program as the body of a function, as APPS's harness does: a
+    top-level ``return`` ends it and ``exit()`` after the answer is no failure."""
+    suite = TestSuite.from_dict(VERL_STDIO)
+    early = "total = sum(map(int, input().split()))\nprint(total)\nif total:\n    return\nprint('never')\n"
+    exits = "print(sum(map(int, input().split())))\nexit(0)\n"
+    wrong = "print(0)\nreturn\n"
+    ended, exited, bad = sandbox.run_many([(early, suite), (exits, suite), (wrong, suite)])
+    assert ended.passed and exited.passed, (ended.feedback, exited.feedback)
+    assert bad.status == Status.WRONG_ANSWER
+
+
 def test_verl_call_runs_right_and_wrong(sandbox: Sandbox) -> None:
     suite = TestSuite.from_dict(json.dumps(VERL_CALL))
     right, wrong = sandbox.run_many([(ADD_CALL, suite),
