@@ -140,7 +140,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         scorer = Scorer(preset=args.preset, objective=args.objective, tests=tests,
                         baseline_code=baseline, language=args.language, limits=limits,
                         repeats=args.repeats, batch_size=args.batch_size,
-                        quality_aggregate=args.quality_aggregate)
+                        quality_aggregate=args.quality_aggregate, format=args.test_format)
     except (OSError, ValueError) as exc:  # ScoreError is a ValueError
         print(f"rewardkit score: {exc}", file=sys.stderr)
         return 2
@@ -251,6 +251,7 @@ OWN_PARSERS = {"analyze": ".analyzers.cli", "optimize": ".trainers.optimize", "t
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand but ``analyze`` (which has its own)."""
     from .rewards.components import OBJECTIVE_CHOICES
+    from .sandbox.formats import FORMATS
     from .sandbox.measurement import PROTOCOLS
     from .sandbox.sandbox import BACKENDS
 
@@ -299,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "characteristics (default), or total, 1/(1+W) over all findings")
     score.add_argument("--format", choices=["table", "json"],
                        help="output for a SOLUTION_FILE (default table)")
+    score.add_argument("--test-format", choices=list(FORMATS), default=None,
+                       help="for --jsonl: the records' test format (default: found from each "
+                            "record's fields, such as tests, verification_info, public_test_cases, "
+                            "input_output)")
     score.add_argument("--language", default=None,
                        help="language of the code (default python; for --jsonl: records without one)")
     score.add_argument("--repeats", type=int, default=None,

@@ -33,14 +33,16 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from tqdm import tqdm
 
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
 from .rewards.components import OBJECTIVE_CHOICES, ROW
+from .rewards.engine import SUITE_COLUMNS
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
-from .sandbox.formats import suite_language
+from .sandbox.formats import FORMATS, FormatError, RowTests, has_tests
+from .sandbox.formats import read as read_tests
 from .sandbox.runtime.languages import resolve_language
 
 DEFAULT_PRESET = "cisq_grpo"
@@ -67,8 +69,12 @@ def takes_objective(preset: str) -> bool:
 
 def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
                 limits: Limits | None = None, repeats: int | None = None,
-                engine: Engine | None = None, quality_aggregate: str | None = None) -> Reward:
+                engine: Engine | None = None, quality_aggregate: str | None = None,
+                format: str | None = None) -> Reward:
     """The preset's reward; ``objective`` only for presets that take one.
+
+    ``format`` names the rows' test format (:data:`~rewardkit.sandbox.formats.FORMATS`);
+    ``None`` finds each row's from its columns.
 
     ``quality_aggregate`` (``"mean"`` or ``"total"``) chooses how presets with a
     ``quality_aggregate`` option score quality; ``None`` keeps the preset's default.
@@ -79,7 +85,9 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
     """
     if preset not in PRESETS:
         raise ScoreError(f"unknown preset {preset!r}; use one of {', '.join(sorted(PRESETS))}")
-    options: dict[str, Any] = {"limits": limits}
+    if format is not None and format not in FORMATS:
+        raise ScoreError(f"unknown test format {format!r}; use one of {', '.join(FORMATS)}")
+    options: dict[str, Any] = {"limits": limits, "format": format}
     if objective is not None:
         if objective not in (*OBJECTIVE_CHOICES, ROW):  # ROW: each row's own ``objective`` column
             raise ScoreError(f"unknown objective {objective!r}; use one of {', '.join(OBJECTIVE_CHOICES)}, "
@@ -168,6 +176,7 @@ class Scorer:
     limits: Limits | None = None
     repeats: int | None = None
     quality_aggregate: str | None = None  # "mean" or "total", for presets that take one
+    format: str | None = None  # the records' test format; None: found from each record's fields
     batch_size: int = BATCH_SIZE
     reward: Reward = field(init=False)
     needs: set[str] = field(init=False, default_factory=set)
@@ -186,7 +195,8 @@ class Scorer:
             except ValueError as exc:
                 raise ScoreError(str(exc)) from exc
         self.reward = make_reward(self.preset, self.objective, limits=self.limits,
-                                  repeats=self.repeats, quality_aggregate=self.quality_aggregate)
+                                  repeats=self.repeats, quality_aggregate=self.quality_aggregate,
+                                  format=self.format)
         self.needs = _needs(self.reward)
 
     @property
@@ -221,8 +231,9 @@ class Scorer:
         sample = _from_sample_file(record, defaulted=self.tests is not None)
         if "completion" not in sample:
             raise RecordError("the record has no 'completion'")
-        suite = self._tests(sample)
-        language = sample.get("language") or suite_language(suite.extra) or self.language or "python"
+        row = self._tests(sample)
+        suite = row.suite
+        language = sample.get("language") or row.language or self.language or "python"
         try:
             sample["language"] = resolve_language(str(language)).name
         except ValueError as exc:
@@ -236,20 +247,36 @@ class Scorer:
             self._check_baseline(sample)
         return sample
 
-    def _tests(self, sample: dict[str, Any]) -> TestSuite:
-        if sample.get("tests") is None:
-            sample["tests"] = sample.get("verification_info")
-        if sample.get("tests") is None:
-            if self.tests is None:
-                raise RecordError("the record has no 'tests' or 'verification_info' (and no --tests "
-                                  "default was given)")
+    def _tests(self, sample: dict[str, Any]) -> RowTests:
+        """The record's tests (in ``format``, else the format its fields fit; else ``--tests``)."""
+        given = any(sample.get(c) is not None for c in FORMATS[self.format].columns) \
+            if self.format is not None else has_tests(sample)
+        if not given and self.tests is not None:
             sample["tests"] = self.tests
+            return read_tests(sample)
         try:
-            suite = TestSuite.from_dict(sample["tests"])
+            row = read_tests(sample, self.format)
+        except FormatError as exc:
+            if sample.get("tests") is not None:  # what is wrong with it as rewardkit's own suite
+                return self._bad_tests(sample["tests"], exc)
+            raise RecordError(f"the record has no 'tests' nor tests in another known format "
+                              f"({', '.join(FORMATS)}), and no --tests default was given") from exc
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RecordError(f"bad tests: {exc}") from exc
+        if self.format is None and row.prompt is None:  # parsed once: the engine takes it as it is
+            for column in SUITE_COLUMNS:
+                sample.pop(column, None)
+            sample["tests"] = row.suite
+        return row
+
+    @staticmethod
+    def _bad_tests(tests: Any, unread: FormatError) -> NoReturn:
+        """RecordError saying why ``tests``, in no known format, is not a rewardkit suite either."""
+        try:
+            TestSuite.from_dict(tests)
         except (ValueError, TypeError) as exc:
             raise RecordError(f"bad tests: {exc}") from exc
-        sample["tests"] = suite  # parsed once: the engine takes a TestSuite as it is
-        return suite
+        raise RecordError(f"bad tests: {unread}")
 
     def _check_baseline(self, sample: dict[str, Any]) -> None:
         if sample.get("baseline_metrics") is not None:

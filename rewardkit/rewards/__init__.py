@@ -31,9 +31,10 @@ from .presets import (
 
 
 def _single(factory: Any, name: str) -> Any:
-    def make(*args: Any, engine: Engine | None = None, strict: bool = False, **kw: Any) -> Reward:
+    def make(*args: Any, engine: Engine | None = None, strict: bool = False,
+             format: str | None = None, **kw: Any) -> Reward:
         component = factory(*args, **kw)
-        return Reward([(component, 1.0)], engine, strict, component.name)
+        return Reward([(component, 1.0)], engine, strict, component.name, format)
 
     make.__name__ = name
     make.__doc__ = f"A reward of the single component {name!r} (see {factory.__module__})."

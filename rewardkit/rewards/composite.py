@@ -23,6 +23,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..sandbox.formats import FORMATS
 from .components import Component
 from .engine import ConfigError, Engine, View
 from .shared_batch import SharedBatch, batch_key
@@ -53,16 +54,23 @@ class RewardResult:
 
 
 class Reward:
-    """A weighted sum ``R = Σ β_k R_k`` of components sharing one :class:`Engine`."""
+    """A weighted sum ``R = Σ β_k R_k`` of components sharing one :class:`Engine`.
+
+    ``format`` names the test format of every row (:data:`rewardkit.sandbox.formats.FORMATS`);
+    by default each row's is found from its columns.
+    """
 
     def __init__(self, components: Sequence[tuple[Component, float]], engine: Engine | None = None,
-                 strict: bool = False, name: str = "rewardkit") -> None:
+                 strict: bool = False, name: str = "rewardkit", format: str | None = None) -> None:
         if not components:
             raise ConfigError("a reward needs at least one component")
         names = [component.name for component, _ in components]
         if len(set(names)) != len(names):
             raise ConfigError(f"component names must be unique, got {names}")
+        if format is not None and format not in FORMATS:
+            raise ConfigError(f"unknown test format {format!r}; known: {', '.join(FORMATS)}")
         self.components = list(components)
+        self.format = format
         self.engine = engine or Engine()
         self.strict = strict
         self.__name__ = name
@@ -75,7 +83,8 @@ class Reward:
         >>> [c.name for c, _ in reward.components], reward.weights
         (['code_block_format', 'pass_rate', 'quality', 'soft_overlong_punishment'], [0.2, 0.3, 0.5, 1.0])
         """
-        return Reward([*self.components, *components], self.engine, self.strict, self.__name__)
+        return Reward([*self.components, *components], self.engine, self.strict, self.__name__,
+                      self.format)
 
     @property
     def weights(self) -> list[float]:
@@ -99,7 +108,7 @@ class Reward:
         """Results for ``completions`` with dataset ``kwargs`` columns."""
         columns = _columns(completions, kwargs)
         needs = set().union(*(c.needs for c, _ in self.components))
-        views = self.engine.views(list(completions), columns, needs)
+        views = self.engine.views(list(completions), columns, needs, self.format)
         return [self._result(view) for view in views]
 
     def _result(self, view: View) -> RewardResult:

@@ -17,18 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
-from ..sandbox.formats import suite_language
+from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite, formats
+from ..sandbox.formats import humaneval
 from ..sandbox.runtime.languages import resolve_language
 from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")
 METRIC_OF = {"time": "time_s", "memory": "peak_memory_kb", "integral": "integral_kb_s"}
-# The dataset columns that the engine and the components read.  ``verification_info``
-# (open-r1's column: language and test cases) stands in for ``tests`` where a row has none.
-COLUMNS = ("tests", "verification_info", "language", "baseline_code", "baseline_metrics",
-           "reference_metrics")
-SUITE_COLUMNS = ("tests", "verification_info")  # the columns a row's suite is read from, in that order
+# The columns a row's tests are read from, in every format of :mod:`rewardkit.sandbox.formats`.
+SUITE_COLUMNS = formats.COLUMNS
+# The dataset columns that the engine and the components read.
+COLUMNS = tuple(dict.fromkeys((*SUITE_COLUMNS, "language", "baseline_code", "baseline_metrics",
+                               "reference_metrics")))
 # rewardkit.analyzers keeps process-wide caches and warm tools that are not
 # thread-safe: engines used from several threads (a server, TRL's async path) take turns.
 ANALYSIS_LOCK = threading.Lock()
@@ -82,6 +82,7 @@ class View:
     language: str = "python"
     code: str | None = None
     suite: TestSuite | None = None
+    tests_problem: str | None = None  # why the row's tests could not be read
     result: ExecutionResult | None = None
     baseline: Metrics | None = None
     report: Any = None  # rewardkit.analyzers.QualityReport
@@ -91,6 +92,8 @@ class View:
         """Why there is nothing to evaluate, if so."""
         if self.text.problem:
             return self.text.problem
+        if self.tests_problem:
+            return self.tests_problem
         return None if self.code is not None else "no code found in the completion"
 
 
@@ -138,15 +141,21 @@ class Engine:
 
     # -- building views ---------------------------------------------------------------
     def views(self, completions: list[Any], columns: dict[str, list[Any]],
-              needs: set[str]) -> list[View]:
+              needs: set[str], format: str | None = None) -> list[View]:
         """One view per completion, with the runs, baselines and reports ``needs`` asks for.
 
         ``needs`` ⊆ {run, outcome, baseline, analysis}: ``run`` runs every completion against its
         row's tests (which every row must have), ``outcome`` only those whose row has tests.
-        A ``tests`` value shared by several rows (a GRPO group's) is read into a suite once.
+        A row's tests are read by :func:`rewardkit.sandbox.formats.read` in the ``format`` named,
+        else the one its columns fit; the values a GRPO group shares are read once.  A row that
+        no format fits is a ConfigError naming the columns seen and the formats known; a row
+        whose tests are malformed gets no run and its reason as the view's problem (its rewards
+        score lowest).
         """
-        suites: dict[int, TestSuite] = {}  # by the id of a tests value, alive in ``columns``
-        views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs, suites)
+        if format is not None and format not in formats.FORMATS:
+            raise ConfigError(f"unknown test format {format!r}; known: {', '.join(formats.FORMATS)}")
+        read: dict[tuple[int, ...], formats.RowTests | ValueError] = {}  # by the ids of the values read
+        views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs, format, read)
                  for i, completion in enumerate(completions)]
         if needs & {"run", "outcome"}:
             runnable = [v for v in views if v.code is not None and v.suite is not None]
@@ -159,18 +168,23 @@ class Engine:
             self._analyse(views)
         return views
 
-    def _view(self, completion: Any, columns: dict[str, Any], needs: set[str],
-              suites: dict[int, TestSuite]) -> View:
-        if needs & {"run", "baseline"} or ("outcome" in needs and _tests(columns) is not None):
-            suite = _suite(columns, suites)
-        else:
-            suite = None
-        language = str(columns.get("language") or _declared_language(columns, suites, suite)
-                       or "python")
+    def _view(self, completion: Any, columns: dict[str, Any], needs: set[str], format: str | None,
+              read: dict[tuple[int, ...], formats.RowTests | ValueError]) -> View:
+        # read where the rewards run code, and elsewhere for the language the tests declare
+        tests = _row_tests(columns, format, read) \
+            if needs & {"run", "baseline"} or _has_tests(columns, format) else None
+        row = tests if isinstance(tests, formats.RowTests) else None
+        language = str(columns.get("language") or (row and row.language) or "python")
         text = completion_text(completion)
-        view = View(completion, columns, text, language, suite=suite)
+        view = View(completion, columns, text, language)
+        if needs & {"run", "baseline", "outcome"}:
+            view.suite = row.suite if row is not None else None
+            view.tests_problem = f"the row's tests are not usable: {tests}" \
+                if isinstance(tests, ValueError) else None
         if text.value is not None:
             view.code = extract_code(text.value, language)
+            if view.code is not None and row is not None and row.prompt and row.suite.entry_point:
+                view.code = humaneval.program(row.prompt, view.code, row.suite.entry_point)
         return view
 
     def _run(self, jobs: list[tuple[str, TestSuite, str]]) -> dict[tuple[str, str, str], ExecutionResult]:
@@ -204,6 +218,8 @@ class Engine:
         for view in views:
             if view.columns.get("baseline_metrics") is not None:
                 view.baseline = Metrics.from_dict(view.columns["baseline_metrics"])
+            elif view.tests_problem is not None:
+                continue  # no tests to measure it on: the rewards read the view's problem
             elif view.columns.get("baseline_code") is not None and view.suite is not None:
                 missing.append(view)
             else:
@@ -224,37 +240,45 @@ class Engine:
                 view.report = reports[view.code]
 
 
-def _tests(columns: dict[str, Any]) -> Any:
-    """The row's tests: its ``tests``, else open-r1's ``verification_info``, else None."""
-    return next((columns[name] for name in SUITE_COLUMNS if columns.get(name) is not None), None)
+def _has_tests(columns: dict[str, Any], format: str | None) -> bool:
+    """Whether the row has tests: in the format named (any of its columns given), or in any."""
+    if format is not None:
+        return any(columns.get(name) is not None for name in formats.FORMATS[format].columns)
+    return formats.has_tests(columns)
 
 
-def _suite(columns: dict[str, Any], suites: dict[int, TestSuite]) -> TestSuite:
-    tests = _tests(columns)
-    if tests is None:
-        raise ConfigError("this reward runs code: the dataset needs a 'tests' column (a test-suite "
-                          "dict or its JSON string, see rewardkit.sandbox.TestSuite; verl's "
-                          "{inputs, outputs, fn_name} ground truth is read too) or open-r1's "
-                          "'verification_info'")
-    if id(tests) not in suites:
-        suites[id(tests)] = TestSuite.from_dict(tests)
-    return suites[id(tests)]
+def _row_tests(columns: dict[str, Any], format: str | None,
+               read: dict[tuple[int, ...], formats.RowTests | ValueError]) -> formats.RowTests | ValueError:
+    """The row's tests, or the SuiteError that says why they are malformed; ConfigError when
+    the row has no tests that a format reads.
 
-
-def _declared_language(columns: dict[str, Any], suites: dict[int, TestSuite],
-                       suite: TestSuite | None) -> str | None:
-    """The language a ``verification_info`` (as tests or its own column) declares, if any.
-
-    A reward that runs nothing reads the tests only for this, so bad tests give None here.
+    ``read`` caches by the identity of the row's test columns' values, alive in the batch.
     """
-    if suite is None:
-        if _tests(columns) is None:
-            return None
+    if format is not None and not _has_tests(columns, format):
+        raise ConfigError(f"format {format!r} reads the columns "
+                          f"{', '.join(formats.FORMATS[format].columns)}; this row has "
+                          f"{', '.join(sorted(k for k, v in columns.items() if v is not None)) or 'none'}")
+    key = (id(format), *(id(columns.get(name)) for name in SUITE_COLUMNS))
+    if key not in read:
         try:
-            suite = _suite(columns, suites)
-        except (ValueError, TypeError):
-            return None
-    return suite_language(suite.extra)
+            read[key] = formats.read(columns, format)
+        except formats.FormatError as exc:  # a ``tests`` given says what is wrong with it
+            if columns.get("tests") is None:
+                raise ConfigError(f"this reward runs code: the dataset needs a 'tests' column or "
+                                  f"the columns of another test format; {exc}") from None
+            read[key] = _suite_error(columns["tests"], exc)
+        except (ValueError, TypeError, KeyError) as exc:  # a reader's fault is the row's
+            read[key] = exc if isinstance(exc, ValueError) else formats.SuiteError(repr(exc))
+    return read[key]
+
+
+def _suite_error(tests: Any, unread: formats.FormatError) -> ValueError:
+    """Why a ``tests`` value that no format reads is not rewardkit's own suite either."""
+    try:
+        TestSuite.from_dict(tests)
+    except (ValueError, TypeError) as exc:
+        return exc if isinstance(exc, ValueError) else formats.SuiteError(str(exc))
+    return unread
 
 
 def _refused(code: str, suite: TestSuite, language: str) -> ExecutionResult | None:

@@ -19,7 +19,9 @@ formula), or else code that does nothing would earn it for having no findings.
 Efficiency rewards measure with ``repeats=3`` so each comparison has a
 measured spread behind its noise floor.
 
-Every preset takes ``shaping={name: {parameters}}`` to add :mod:`.shaping`
+Every preset takes ``format=``, the name of the rows' test format
+(:data:`rewardkit.sandbox.formats.FORMATS`; by default found from each row's
+columns), and ``shaping={name: {parameters}}`` to add :mod:`.shaping`
 components, each with the weight in :data:`SHAPING_WEIGHTS` unless its
 parameters give a ``"weight"``::
 
@@ -81,7 +83,8 @@ def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | Non
 
 def afterburner(objective: str = "time", *, engine: Engine | None = None,
                 sandbox: Sandbox | None = None, limits: Limits | None = None,
-                strict: bool = False, shaping: Shaping | None = None) -> Reward:
+                strict: bool = False, shaping: Shaping | None = None,
+                format: str | None = None) -> Reward:
     """Afterburner GRPO reward: format, fail/pass transition against the baseline, efficiency gain.
 
     ``objective="row"`` scores each row on its own ``objective`` column (time,
@@ -92,13 +95,14 @@ def afterburner(objective: str = "time", *, engine: Engine | None = None,
                    (c.transition(), w["transition"]),
                    (c.efficiency(objective), w["efficiency"])],
                   _engine(engine, sandbox, limits, REPEATS["afterburner"], objective), strict,
-                  "afterburner").with_components(*shaping_components(shaping))
+                  "afterburner", format).with_components(*shaping_components(shaping))
 
 
 def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
               limits: Limits | None = None, strict: bool = False,
               format_penalty: float = 0.0, quality_aggregate: str = "mean",
-              quality_gate: str | None = c.PASSED_ANY, shaping: Shaping | None = None) -> Reward:
+              quality_gate: str | None = c.PASSED_ANY, shaping: Shaping | None = None,
+              format: str | None = None) -> Reward:
     """CISQ code-quality GRPO reward: one code block, test pass rate, static quality.
 
     Quality is the paper's "average score", the mean of the four per-characteristic
@@ -118,14 +122,14 @@ def cisq_grpo(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
                    (c.pass_rate(), w["pass_rate"]),
                    (c.quality(aggregate=quality_aggregate, gate=quality_gate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["cisq_grpo"]), strict,
-                  "cisq_grpo").with_components(*shaping_components(shaping))
+                  "cisq_grpo", format).with_components(*shaping_components(shaping))
 
 
 def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                        sandbox: Sandbox | None = None, limits: Limits | None = None,
                        strict: bool = False, quality_aggregate: str = "total",
                        quality_gate: str | None = c.PASSED_ANY,
-                       shaping: Shaping | None = None) -> Reward:
+                       shaping: Shaping | None = None, format: str | None = None) -> Reward:
     """rewardkit's recipe: Afterburner's signals plus CISQ quality (weights above).
 
     ``objective="row"`` scores each row on its own ``objective`` column, as in :func:`afterburner`.
@@ -143,7 +147,7 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                    (c.efficiency(objective), w["efficiency"]),
                    (c.quality(aggregate=quality_aggregate, gate=quality_gate), w["quality"])],
                   _engine(engine, sandbox, limits, REPEATS["quality_efficiency"], objective), strict,
-                  "quality_efficiency").with_components(*shaping_components(shaping))
+                  "quality_efficiency", format).with_components(*shaping_components(shaping))
 
 
 PRESETS: dict[str, Callable[..., Reward]] = {

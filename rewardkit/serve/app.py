@@ -252,7 +252,7 @@ def create_app(config: ServeConfig | None = None, service: Service | None = None
               summary="rewards, with components, of a batch of completions")
     async def score(request: Request, body: ScoreRequest) -> dict[str, Any]:
         return await compute(request, service.score, body.preset, body.objective, body.completions,
-                             body.columns)
+                             body.columns, body.format)
 
     @app.post("/run", dependencies=auth, summary="run code against a test suite: ExecutionResult.to_dict()")
     async def run(request: Request, body: RunRequest) -> dict[str, Any]:

@@ -24,8 +24,13 @@ class ScoreRequest(Strict):
     completions: list[Completion] = Field(description="text, or chat messages [{role, content}]")
     columns: dict[str, list[Any]] = Field(
         default_factory=dict,
-        description="dataset columns, one entry per completion: tests (suite dict or JSON text), "
-                    "language, baseline_code, baseline_metrics, reference_metrics")
+        description="dataset columns, one entry per completion: the tests in any format of "
+                    "rewardkit.sandbox.formats (tests: suite dict or JSON text; verification_info; "
+                    "public_test_cases/private_test_cases; public_tests/private_tests/"
+                    "generated_tests; input_output; ...), language, baseline_code, "
+                    "baseline_metrics, reference_metrics")
+    format: str | None = Field(None, description="the rows' test format (rewardkit.sandbox.formats."
+                                                 "FORMATS); default: found from each row's columns")
 
 
 class ScoreResponse(BaseModel):

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..rewards import ConfigError, Reward, RewardResult, components
 from ..rewards.engine import COLUMNS, SUITE_COLUMNS
+from ..sandbox.formats import is_foreign
 
 # End-of-sequence and pad texts of common chat models' tokenizers.
 DEFAULT_END_MARKERS: tuple[str, ...] = (
@@ -114,9 +115,14 @@ def _label_columns(index: int, label: Any) -> dict[str, Any]:
             label = json.loads(label)
         except ValueError as exc:
             raise ConfigError(f"label {index} is not JSON: {exc}") from exc
-    if isinstance(label, dict) and any(name in label for name in SUITE_COLUMNS):
+    if isinstance(label, dict) and not _is_suite(label) and any(name in label for name in SUITE_COLUMNS):
         return {key: label[key] for key in COLUMNS if key in label}
     return {"tests": label}
+
+
+def _is_suite(label: dict[str, Any]) -> bool:
+    """Whether a label object is one suite (rewardkit's own, verl's or open-r1's), not columns."""
+    return "mode" in label or "cases" in label or is_foreign(label)
 
 
 def with_pass_rate(reward: Reward) -> Reward:

@@ -128,11 +128,14 @@ class Service:
                 "components": {component.name: weight for component, weight in reward.components}}
 
     def score(self, preset: str, objective: str | None, completions: Sequence[Any],
-              columns: dict[str, list[Any]]) -> dict[str, Any]:
-        """Each completion's reward, component values and info, as the in-process reward computes them."""
+              columns: dict[str, list[Any]], format: str | None = None) -> dict[str, Any]:
+        """Each completion's reward, component values and info, as the in-process reward computes them;
+        the rows' tests in ``format``, or in the format each row's columns fit."""
         self._check_batch(len(completions))
         self._check_suites(columns)
         reward = self.reward(preset, objective)
+        if format is not None:  # the preset's components and engine, reading this format
+            reward = Reward(reward.components, reward.engine, reward.strict, reward.__name__, format)
         results = reward.evaluate(list(completions), columns)
         names = [component.name for component, _ in reward.components]
         return {"rewards": [r.value for r in results],

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..suite import SuiteError, TestSuite
-from . import humaneval, kodcode, mbpp, prime, verl
+from . import codecontests, deepcoder, humaneval, kodcode, livecodebench, mbpp, prime, taco, verl
 
 
 class FormatError(SuiteError):
@@ -88,9 +88,16 @@ def _suite_tests(name: str, column: str) -> Callable[[Mapping[str, Any]], RowTes
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("rewardkit", ("tests",), _native_found, _suite_tests("rewardkit", "tests")),
     Format("verl", ("tests",), _verl_found, _suite_tests("verl", "tests")),
+    Format(deepcoder.NAME, deepcoder.COLUMNS, deepcoder.found, deepcoder.read_row),
     Format("verification_info", ("verification_info",),
            lambda row: row.get("verification_info") is not None,
            _suite_tests("verification_info", "verification_info")),
+    Format(livecodebench.NAME, livecodebench.COLUMNS, livecodebench.found, livecodebench.read_row),
+    Format(codecontests.NAME, codecontests.COLUMNS, codecontests.found,
+           codecontests.reader(codecontests.SETS)),
+    Format(codecontests.PUBLIC, codecontests.COLUMNS[:1], lambda row: False,
+           codecontests.reader(codecontests.SETS[:1])),
+    Format(taco.NAME, taco.COLUMNS, taco.found, taco.read_row),
     Format(humaneval.NAME, humaneval.COLUMNS, humaneval.found, humaneval.read_row),
     Format(mbpp.NAME, mbpp.COLUMNS, mbpp.found, mbpp.read_row),
     Format(mbpp.CHALLENGE, mbpp.COLUMNS, lambda row: False, mbpp.read_challenge),
@@ -137,9 +144,11 @@ def native_suite(data: dict[str, Any]) -> dict[str, Any]:
 def case_count(data: Any) -> int | None:
     """How many cases a suite (native or foreign; dict or JSON text) holds, without building it."""
     data = _json(data)
+    if isinstance(data, list):  # a test list (DeepCoder, LiveCodeBench)
+        return len(data)
     if not isinstance(data, dict):
         return None
-    for key in ("cases", "test_cases", "inputs"):
+    for key in ("cases", "test_cases", "inputs", "input"):
         if isinstance(data.get(key), list):
             return len(data[key])
     return None

@@ -24,7 +24,7 @@ from rewardkit.rewards.components import quality
 from rewardkit.rewards.engine import View
 from rewardkit.rewards.extract import completion_text
 from rewardkit.rewards.verl import compute_score, compute_score_batch
-from rewardkit.sandbox import Limits, Sandbox, SuiteError
+from rewardkit.sandbox import Limits, Sandbox
 
 TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}
                                     for n in (3, 100, 1_000_000)]}
@@ -119,8 +119,8 @@ def test_configuration_errors_fail_fast(engine: Engine) -> None:
         rewards.pass_rate(engine=engine)(completions=[wrap(FAST)])
     with pytest.raises(ConfigError, match="objective"):
         rewards.afterburner("speed")
-    with pytest.raises(SuiteError, match="JSON"):
-        rewards.pass_rate(engine=engine)(completions=[wrap(FAST)], tests=["{not json"])
+    [bad] = rewards.pass_rate(engine=engine).evaluate([wrap(FAST)], {"tests": ["{not json"]})
+    assert bad.value == 0.0 and "not valid JSON" in bad.info["reason"]
     with pytest.raises(ConfigError, match="baseline"):
         rewards.transition(engine=engine)(completions=[wrap(FAST)], tests=[TESTS])
     with pytest.raises(ConfigError, match="one entry per completion"):

@@ -99,8 +99,8 @@ def test_a_bad_sample_fails_alone_and_nobody_waits_forever(gathering: Callable[.
     samples[2] = (samples[2][0], {"mode": "stdio", "cases": []}, {})  # malformed tests
     for raw in (verl.compute_score, verl.compute_score_async):
         results = verl_manager(verl_wrap(raw), samples)
-        assert isinstance(results[2], ValueError) and "at least one case" in str(results[2])
-        assert [isinstance(r, dict) for i, r in enumerate(results) if i != 2] == [True] * 5
+        assert results[2]["pass_rate"] == 0.0  # its tests' fault: it scores lowest, alone
+        assert [isinstance(r, dict) for r in results] == [True] * 6
 
 
 # -- reward_kwargs ---------------------------------------------------------------------------------

@@ -94,8 +94,8 @@ def test_a_bad_sample_fails_alone(service: Service, requests: Callable[..., list
     samples[3] = (samples[3][0], {"mode": "stdio", "cases": "none"}, samples[3][2])
     requests()
     results = verl_manager(verl_wrap(client.compute_score, url=service.url, token=service.token), samples)
-    assert isinstance(results[3], ValueError) and "rejected" in str(results[3])
-    assert [isinstance(r, dict) for i, r in enumerate(results) if i != 3] == [True] * 5
+    assert results[3]["pass_rate"] == 0.0  # its tests' fault: it scores lowest, alone
+    assert [isinstance(r, dict) for r in results] == [True] * 6
 
 
 def test_an_unreachable_service_fails_every_caller_at_once() -> None:
