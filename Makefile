@@ -43,7 +43,9 @@ docs: $(STAMP)
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-test: $(STAMP) toolchains docker lint typecheck quality docs-build
+# The harnesses the agreement corpora compare with (tests/formats/test_agree_*.py): verl's
+# prime_code (VERL_DIR below) and LiveCodeBench's testing_util (LCB_DIR below).
+test: $(STAMP) toolchains docker lint typecheck quality docs-build .cache/verl/.stamp .cache/lcb/.stamp
 	$(PY) -m pytest -q -ra
 
 # EvalPlus's own evaluator, for bench_evalplus.py: apart from our venv, without the model SDKs
@@ -59,6 +61,15 @@ VERL_DIR := .cache/verl
 $(VERL_DIR)/.stamp: benchmarks/perf/verl-requirements.txt | $(STAMP)
 	rm -rf $(VERL_DIR)
 	$(PY) -m pip install -q --no-deps --target $(VERL_DIR) -r $<
+	@touch $@
+
+# LiveCodeBench's testing_util.py, which is not on PyPI: the file alone, at a pinned commit
+# (it needs the standard library and numpy only).
+LCB_DIR := .cache/lcb
+LCB_COMMIT := 28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24
+$(LCB_DIR)/.stamp:
+	mkdir -p $(LCB_DIR)
+	curl -fsSL -o $(LCB_DIR)/testing_util.py https://raw.githubusercontent.com/LiveCodeBench/LiveCodeBench/$(LCB_COMMIT)/lcb_runner/evaluation/testing_util.py
 	@touch $@
 
 bench: $(STAMP) toolchains docker $(EVALPLUS_DIR)/.stamp $(VERL_DIR)/.stamp

@@ -5,6 +5,12 @@ call-based problems); the same dict given as ``tests`` is read as verl's
 (format ``verl``).  Both are read and judged as :mod:`.verl` says, whose
 ``prime_code`` harness is APPS's ``testing_util`` (a row whose tests are
 empty, as some TACO rows are, is refused with a message).
+
+One more difference, found by the agreement corpus (``tests/formats/test_agree_apps.py``):
+``prime_code``'s ``reliability_guard`` sets ``builtins.exit`` and ``quit`` to None, so a
+program that prints the right answer and then calls ``exit()`` fails there with a
+TypeError; here ``exit()`` ends the program and the answer printed counts, as
+``sys.exit()`` (which both accept) does.  How a program stops is not what the reward judges.
 """
 
 from __future__ import annotations
