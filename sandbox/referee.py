@@ -67,11 +67,6 @@ class Referee:
         finally:
             link.ask({"op": "end"})
 
-    def rehearse(self, limit: int) -> None:
-        """None: a check from a source the caller does not trust never runs in this process,
-        rehearsal included."""
-        return None
-
     def matches(self, expected: str, actual: str) -> bool:
         """The evaluator's verdict on one stdio case (False if it failed)."""
         reply = self._call("referee_evaluate", [expected, actual])

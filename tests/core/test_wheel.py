@@ -69,25 +69,21 @@ def test_run_judges_a_stdio_solution(installed: Installed, tmp_path: Path) -> No
     assert re.search(r"status\s+wrong_answer", table) and re.search(r"tests\s+0/2", table), table
 
 
-def test_run_judges_a_rehearsed_script_check(installed: Installed, tmp_path: Path) -> None:
-    """A HumanEval-style check that calls the solution in a loop with random arguments: rehearsed
-    in the installed package (its modules from site-packages), the loop's calls batched."""
+def test_run_judges_a_script_check(installed: Installed, tmp_path: Path) -> None:
+    """A HumanEval-style check that calls the solution in a loop with random arguments, judged by
+    the installed package (its modules from site-packages)."""
     tests = tmp_path / "tests.json"
     tests.write_text(json.dumps({"mode": "script", "entry_point": "add", "check": (
         "import random\n\ndef check(candidate):\n    for _ in range(20):\n"
         "        a, b = random.randint(0, 9), random.randint(0, 9)\n"
         "        assert candidate(a, b) == a + b\n")}))
     solution = tmp_path / "solution.py"
-    solution.write_text("def add(a, b):\n    return a + b\n")
-    result = json.loads(_ok(installed.rewardkit("run", str(solution), "--tests", str(tests), "--json",
-                                                cwd=tmp_path)))
-    assert result["status"] == "passed", result
-    code = ("import json, sys\nfrom rewardkit.sandbox import rehearsal\n"
-            "r = rehearsal.rehearse(json.load(open(sys.argv[1]))['check'], None, 'add', 1, 256)\n"
-            "print(rehearsal.__file__, len(r.calls), r.whole)\n")
-    printed = _ok(installed.run([str(installed.python), "-c", code, str(tests)], tmp_path))
-    where, calls, whole = printed.split()
-    assert Path(where).is_relative_to(installed.site_packages) and (calls, whole) == ("20", "True")
+    for code, status in (("def add(a, b):\n    return a + b\n", "passed"),
+                         ("def add(a, b):\n    return a * b\n", "wrong_answer")):
+        solution.write_text(code)
+        result = json.loads(_ok(installed.rewardkit("run", str(solution), "--tests", str(tests), "--json",
+                                                    cwd=tmp_path)))
+        assert result["status"] == status, result
 
 
 def test_score_a_completion(installed: Installed, tmp_path: Path) -> None:

@@ -39,8 +39,6 @@ SUITES = {
     "stdio": TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "1\n"}]}),
     "call": TestSuite.from_dict({"mode": "call", "entry_point": "f",
                                  "cases": [{"args": [], "expected": 1}]}),
-    # a call the check makes live: a check with ``try`` is not rehearsed, and an opening assert's
-    # call would cross with the begin request
     "script": TestSuite.from_dict({"mode": "script", "entry_point": "f", "check":
                                    "def check(candidate):\n    try:\n        got = candidate()\n"
                                    "    finally:\n        pass\n    assert got == 1\n"}),
