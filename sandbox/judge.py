@@ -86,7 +86,7 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
         _failed_start(tally, begun, limits)
     else:
         mode.judge(Run(link, code, suite, limits, meter, tally, suite_code, begun))
-    ended = link.ask({"op": "end"})
+    ended = link.ask(protocol.End(op="end"))
     if mode.worker_kind == "module" and "outcome" in ended:
         tally.add_usage(ended)
         if ended["outcome"] != "ok":
@@ -98,14 +98,14 @@ def _judge(link: Link, code: str, suite: TestSuite, language: str, limits: Limit
 
 
 def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits,
-                   meter: str) -> dict[str, Any]:
+                   meter: str) -> protocol.Begin:
     """The request that begins the job: the code as the worker is to build it, its kind and limits."""
     mode = suite.kind
     wire_limits = limits.to_dict()
     if mode.worker_kind == "module":
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
-    begin = {"op": "begin", "code": code, "language": language, "kind": mode.worker_kind,
-             "limits": wire_limits, "meter": meter, "prelude": False}
+    begin = protocol.Begin(op="begin", code=code, language=language, kind=mode.worker_kind,
+                           limits=wire_limits, meter="instructions" if meter == "instructions" else "time")
     return mode.begin(begin, suite, resolve_language(language).name)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .runtime import protocol
@@ -12,7 +13,7 @@ SHOW = 400  # characters of a message quoted in feedback and fault reports
 class Transport(Protocol):
     """Anything that answers worker frames: a WorkerProcess, or a fake in tests."""
 
-    def request(self, message: dict[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
+    def request(self, message: Mapping[str, Any], timeout: float, max_frame: int) -> dict[str, Any]:
         """Send one frame and return the worker's reply (a frame of at most ``max_frame`` bytes)."""
 
 
@@ -46,7 +47,7 @@ class Link:
         self.started = False
         self.fault: WorkerFault | None = None
 
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """The worker's reply to ``message``; WorkerFault on any transport error or worker error."""
         if self.fault is None:
             self.op = str(message.get("op"))

@@ -14,6 +14,7 @@ import selectors
 import subprocess  # nosec B404 - a worker is a child process by design
 import tempfile
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import psutil
@@ -52,7 +53,7 @@ class WorkerProcess:
         """Whether the worker process is still running."""
         return self._proc.poll() is None
 
-    def request(self, message: dict[str, Any], timeout: float,
+    def request(self, message: Mapping[str, Any], timeout: float,
                 max_frame: int = protocol.REPLY_OVERHEAD) -> dict[str, Any]:
         """Send one frame and wait for the reply, a frame of at most ``max_frame`` bytes.
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from ..link import Link
-from ..runtime import compile_plain
+from ..runtime import compile_plain, protocol
 from ..suite import SuiteError, TestSuite
 from ..types import ExecutionResult, Limits, Status
 
@@ -135,7 +135,7 @@ class Mode:
     """
 
     name: ClassVar[str]
-    worker_kind: ClassVar[str] = "program"
+    worker_kind: ClassVar[Literal["program", "module"]] = "program"
     fields: ClassVar[tuple[str, ...]] = ()  # the suite fields the mode reads besides ``mode``
 
     def languages(self) -> frozenset[str] | None:
@@ -170,7 +170,7 @@ class Mode:
         """A compile error for what the mode refuses in a solution, or None."""
         return None
 
-    def begin(self, message: dict[str, Any], suite: TestSuite, language: str) -> dict[str, Any]:
+    def begin(self, message: protocol.Begin, suite: TestSuite, language: str) -> protocol.Begin:
         """The message that begins the job, with the mode's own fields added."""
         return message
 

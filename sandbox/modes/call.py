@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from ..apps_match import apps_matches
 from ..evalplus_match import ORACLES, evalplus_matches
@@ -74,7 +74,7 @@ class Call(Mode):
     each case's ``args``; the value it returns compared with ``expected``.  Python only."""
 
     name = "call"
-    worker_kind = "module"
+    worker_kind: ClassVar[Literal["program", "module"]] = "module"
     fields = ("cases", "entry_point")
 
     def languages(self) -> frozenset[str]:
@@ -111,9 +111,10 @@ class Call(Mode):
                 "cases": [_call_case(c) | ({"return_arg": c.return_arg} if c.return_arg is not None else {})
                           for c in suite.cases]}
 
-    def begin(self, message: dict[str, Any], suite: TestSuite, language: str) -> dict[str, Any]:
+    def begin(self, message: protocol.Begin, suite: TestSuite, language: str) -> protocol.Begin:
         """The module gets the LeetCode prelude (``List``, ``TreeNode``...)."""
-        return message | {"prelude": True}
+        message["prelude"] = True
+        return message
 
     def judge(self, run: Run) -> None:
         """Run the cases, many to a frame, and judge each returned value here.
@@ -192,12 +193,14 @@ def call_replies(link: Link, entry: str, chunk: tuple[Case, ...], tally: Tally) 
     """
     due = len(chunk)
     if due == 1:
-        yield link.ask({"op": "call", "name": entry, **_wire_call(chunk[0])})
+        case = chunk[0]
+        yield link.ask(protocol.Call(op="call", name=entry, args=protocol.encode_value(list(case.args)),
+                                     return_arg=case.return_arg))
         return
-    message = _batch_message(entry, chunk, tally)
+    message: protocol.Calls | protocol.Results = _batch_message(entry, chunk, tally)
     while due:
         reply = link.ask(message)
-        message = {"op": "results"}
+        message = protocol.Results(op="results")
         results = _batch_results(reply, due)
         yield from results
         if reply.get("gone"):
@@ -220,9 +223,9 @@ def _wire_call(case: Case) -> dict[str, Any]:
     return {"args": protocol.encode_value(list(case.args)), "return_arg": case.return_arg}
 
 
-def _batch_message(entry: str, chunk: tuple[Case, ...], tally: Tally) -> dict[str, Any]:
+def _batch_message(entry: str, chunk: tuple[Case, ...], tally: Tally) -> protocol.Calls:
     """The ``calls`` request for ``chunk``; with a suite time limit, the time it has left."""
-    message: dict[str, Any] = {"op": "calls", "name": entry, "calls": [_wire_call(case) for case in chunk]}
+    message = protocol.Calls(op="calls", name=entry, calls=[_wire_call(case) for case in chunk])
     if tally.suite_time_s is not None:  # the worker ends the batch when the suite's time is spent
         message["budget_s"] = max(0.0, tally.suite_time_s - (time.monotonic() - tally.started))
     return message

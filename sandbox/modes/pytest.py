@@ -12,8 +12,7 @@ from ..runtime import protocol
 from ..suite import SuiteError, TestSuite
 from ..types import Status
 from .base import Mode, Run, compiles, text_field
-
-PYTHON = frozenset({"python"})
+from .call import PYTHON
 
 
 class Pytest(Mode):
@@ -54,14 +53,15 @@ class Pytest(Mode):
         """The test functions the module defines (parametrized ones count once until run)."""
         return max(len(pytest_tests.test_names(str(suite.check))), 1)
 
-    def begin(self, message: dict[str, Any], suite: TestSuite, language: str) -> dict[str, Any]:
+    def begin(self, message: protocol.Begin, suite: TestSuite, language: str) -> protocol.Begin:
         """The solution as ``solution.py``, the test module beside it, run by the pytest runner."""
-        return message | {"pytest": suite.check}
+        message["pytest"] = str(suite.check)
+        return message
 
     def judge(self, run: Run) -> None:
         """Run the module once and tally its verdicts (:func:`.pytest_tests.verdict`): the
         frames the worker kept, those bearing its nonce, never pytest's output or exit code."""
-        report = run.link.ask({"op": "run", "stdin": ""})
+        report = run.link.ask(protocol.Run(op="run", stdin=""))
         if not report.get("ok") or not isinstance(report.get("verdicts"), list):
             raise protocol.ProtocolError(f"worker could not run the tests: {clip(repr(report))}")
         run.tally.add_usage(report)

@@ -15,7 +15,7 @@ import keyword
 from collections.abc import Iterator
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from ..check_random import check_builtins
 from ..link import Link
@@ -40,7 +40,7 @@ class Script(Mode):
     the suite counts one test."""
 
     name = "script"
-    worker_kind = "module"
+    worker_kind: ClassVar[Literal["program", "module"]] = "module"
     fields = ("entry_point", "check", "definitions")
 
     def languages(self) -> frozenset[str]:
@@ -107,8 +107,8 @@ class Candidate:
         TypeError for arguments that are not plain data.
         """
         try:
-            message = {"op": "call", "name": self.__name__, "args": protocol.encode_value(list(args)),
-                       "kwargs": protocol.encode_value(kwargs)}
+            message = protocol.Call(op="call", name=self.__name__, args=protocol.encode_value(list(args)),
+                                    kwargs=protocol.encode_value(kwargs))
         except protocol.NotPlainData as exc:
             raise TypeError(f"script mode passes only plain data to the solution: {exc}") from exc
         if self._tally.out_of_time(None):

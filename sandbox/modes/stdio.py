@@ -60,7 +60,7 @@ class Stdio(Mode):
         return {"cases": [{"input": c.input, "output": c.output} for c in suite.cases],
                 "evaluator": suite.evaluator}
 
-    def begin(self, message: dict[str, Any], suite: TestSuite, language: str) -> dict[str, Any]:
+    def begin(self, message: protocol.Begin, suite: TestSuite, language: str) -> protocol.Begin:
         """A Python program of a suite marked ``program: "apps"`` runs as APPS's harness runs it
         (a top-level ``return`` ends it)."""
         if suite.extra.get("program") == "apps" and language == "python":
@@ -73,7 +73,7 @@ class Stdio(Mode):
         for index, case in enumerate(suite.cases):
             if tally.out_of_time(index):
                 return
-            report = run.link.ask({"op": "run", "stdin": case.input})
+            report = run.link.ask(protocol.Run(op="run", stdin=case.input))
             if not report.get("ok"):
                 raise protocol.ProtocolError(f"worker could not run the case: {clip(repr(report))}")
             tally.add_usage(report)

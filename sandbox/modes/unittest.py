@@ -64,16 +64,17 @@ class Unittest(Mode):
                 "compiled beside it, or run code before the test program's entry point or in place "
                 "of a function it calls.")
 
-    def begin(self, message: dict[str, Any], suite: TestSuite, language: str) -> dict[str, Any]:
+    def begin(self, message: protocol.Begin, suite: TestSuite, language: str) -> protocol.Begin:
         """The test program in place of the solution, built with the test runner."""
-        edition = suite.extra.get("edition") or DEFAULT_EDITION
-        return message | {"code": rust_tests.test_program(message["code"], str(suite.check), edition),
-                          "tests": True, "edition": edition}
+        edition = str(suite.extra.get("edition") or DEFAULT_EDITION)
+        message["code"] = rust_tests.test_program(message["code"], str(suite.check), edition)
+        message["tests"], message["edition"] = True, edition
+        return message
 
     def judge(self, run: Run) -> None:
         """Run the test program once and tally its verdicts (:func:`.rust_tests.verdict`): the
         frames the worker kept, those bearing its nonce, never the program's output."""
-        report = run.link.ask({"op": "run", "stdin": ""})
+        report = run.link.ask(protocol.Run(op="run", stdin=""))
         if not report.get("ok") or not isinstance(report.get("verdicts"), list):
             raise protocol.ProtocolError(f"worker could not run the tests: {clip(repr(report))}")
         run.tally.add_usage(report)

@@ -29,8 +29,8 @@ import operator
 import os
 import struct
 import sys
-from collections.abc import Callable
-from typing import Any, BinaryIO
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO, Literal, TypedDict
 
 MAX_FRAME = 256 * 1024 * 1024
 # A job's limits where a begin message leaves one out: the defaults of ``rewardkit.sandbox.Limits``.
@@ -66,7 +66,71 @@ class JsonTexts(list[JsonText]):
     """A message's list of :class:`JsonText`: :func:`encode_frame` writes the items as they are."""
 
 
-def encode_frame(message: dict[str, Any]) -> bytes:
+class _BeginOptions(TypedDict, total=False):
+    language: str
+    kind: Literal["program", "module"]
+    limits: dict[str, float]  # LIMIT_DEFAULTS' names; ``cpu_total_s`` for a module's whole life
+    meter: Literal["time", "instructions"]
+    prelude: bool  # module jobs: LeetCode's implicit imports (List, TreeNode...) come first
+    tests: bool  # built with the language's own test runner (unittest mode)
+    edition: str  # Rust's
+    pytest: str  # pytest mode: the test module, run against the solution
+
+
+class Begin(_BeginOptions):
+    """Begin a job: write ``code`` into a fresh work dir and build it.  A ``program`` job is run
+    once per ``Run``; a ``module`` job is loaded once in a call server and called."""
+
+    op: Literal["begin"]
+    code: str
+
+
+class Run(TypedDict):
+    """Run a program job once on ``stdin``."""
+
+    op: Literal["run"]
+    stdin: str
+
+
+class _CallOptions(TypedDict, total=False):
+    kwargs: Any
+    return_arg: int | None  # in-place problems: answer with this argument after the call
+
+
+class Call(_CallOptions):
+    """Call ``name`` in a module job's call server (``args``, ``kwargs`` encoded values)."""
+
+    op: Literal["call"]
+    name: str
+    args: Any
+
+
+class _CallsOptions(TypedDict, total=False):
+    budget_s: float
+
+
+class Calls(_CallsOptions):
+    """Make many calls of ``name`` (each ``{"args", "return_arg"}``); ``Results`` fetches what
+    did not fit in the first reply; ``budget_s`` ends the batch when the suite's time is spent."""
+
+    op: Literal["calls"]
+    name: str
+    calls: list[dict[str, Any]]
+
+
+class Results(TypedDict):
+    """The next part of a batch's results."""
+
+    op: Literal["results"]
+
+
+class End(TypedDict):
+    """End the job: stop its processes, empty its work dir, report a module job's usage."""
+
+    op: Literal["end"]
+
+
+def encode_frame(message: Mapping[str, Any]) -> bytes:
     """A message as one frame: length header, then compact JSON.
 
     A value that is a :class:`JsonTexts` becomes a JSON array of its texts, copied byte for byte.
