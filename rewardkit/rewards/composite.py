@@ -192,6 +192,9 @@ def _columns(completions: list[Any], kwargs: dict[str, Any]) -> dict[str, list[A
             raise ConfigError(f"column {key!r} must be a list with one entry per completion "
                               f"({len(completions)}), as TRL passes dataset columns")
         columns[key] = list(value)
+    prompts = kwargs.get("prompts")  # TRL passes the dataset's ``prompt`` column as ``prompts``
+    if "prompt" not in columns and isinstance(prompts, (list, tuple)) and len(prompts) == len(completions):
+        columns["prompt"] = list(prompts)  # what a HumanEval-schema row's completion continues
     return columns
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite, formats
+from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite, formats
 from ..sandbox.formats import humaneval
 from ..sandbox.runtime.languages import resolve_language
 from .extract import Text, completion_text, extract_code
@@ -268,7 +268,7 @@ def _row_tests(columns: dict[str, Any], format: str | None,
                                   f"the columns of another test format; {exc}") from None
             read[key] = _suite_error(columns["tests"], exc)
         except (ValueError, TypeError, KeyError) as exc:  # a reader's fault is the row's
-            read[key] = exc if isinstance(exc, ValueError) else formats.SuiteError(repr(exc))
+            read[key] = exc if isinstance(exc, ValueError) else SuiteError(repr(exc))
     return read[key]
 
 
@@ -277,7 +277,7 @@ def _suite_error(tests: Any, unread: formats.FormatError) -> ValueError:
     try:
         TestSuite.from_dict(tests)
     except (ValueError, TypeError) as exc:
-        return exc if isinstance(exc, ValueError) else formats.SuiteError(str(exc))
+        return exc if isinstance(exc, ValueError) else SuiteError(str(exc))
     return unread
 
 
