@@ -99,6 +99,14 @@ def test_a_malicious_pickle_is_refused_and_runs_nothing(tmp_path: Path) -> None:
     assert formats.livecodebench.decode_private(lcb_compressed([{"input": "1"}])) == [{"input": "1"}]
 
 
+def test_a_compressed_field_past_the_size_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(formats.livecodebench, "MAX_DECOMPRESSED", 1000)
+    row = {"public_test_cases": "[]", "metadata": "{}",
+           "private_test_cases": lcb_compressed([{"input": "1" * 5000, "output": "1", "testtype": "stdin"}])}
+    with pytest.raises(SuiteError, match="decompresses to more than"):
+        formats.read(row)
+
+
 def test_score_jsonl_reads_every_format(tmp_path: Path) -> None:
     records = tmp_path / "records.jsonl"
     lines = []
@@ -113,3 +121,9 @@ def test_score_jsonl_reads_every_format(tmp_path: Path) -> None:
         assert result["error"] is None, result
         passed = result["components"]["pass_rate"]
         assert passed == 1.0 if result["id"].endswith("right") else passed < 1.0, result
+    contests = tmp_path / "contests.jsonl"
+    contests.write_text("\n".join(line for line in lines if '"code_contests/' in line) + "\n")
+    assert main(["score", "--jsonl", str(contests), "--out", str(out), "--test-format",
+                 "code_contests_public"]) == 0
+    right, wrong = map(json.loads, out.read_text().splitlines())
+    assert right["components"]["pass_rate"] == 1.0 and wrong["components"]["pass_rate"] == 0.0
