@@ -63,13 +63,12 @@ $(VERL_DIR)/.stamp: benchmarks/perf/verl-requirements.txt | $(STAMP)
 	$(PY) -m pip install -q --no-deps --target $(VERL_DIR) -r $<
 	@touch $@
 
-# LiveCodeBench's testing_util.py, which is not on PyPI: the file alone, at a pinned commit
-# (it needs the standard library and numpy only).
+# LiveCodeBench's testing_util.py is not on PyPI itself; skyrl-gym's wheel ships it as rLLM
+# adapted it (skyrl_gym/envs/lcb/livecodebench.py: standard library and numpy only).
 LCB_DIR := .cache/lcb
-LCB_COMMIT := 28fef95ea8c9f7a547c8329f2cd3d32b92c1fa24
-$(LCB_DIR)/.stamp:
-	mkdir -p $(LCB_DIR)
-	curl -fsSL -o $(LCB_DIR)/testing_util.py https://raw.githubusercontent.com/LiveCodeBench/LiveCodeBench/$(LCB_COMMIT)/lcb_runner/evaluation/testing_util.py
+$(LCB_DIR)/.stamp: benchmarks/perf/lcb-requirements.txt | $(STAMP)
+	rm -rf $(LCB_DIR)
+	$(PY) -m pip install -q --no-deps --target $(LCB_DIR) -r $<
 	@touch $@
 
 bench: $(STAMP) toolchains docker $(EVALPLUS_DIR)/.stamp $(VERL_DIR)/.stamp

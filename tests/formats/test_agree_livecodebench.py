@@ -1,11 +1,11 @@
 """LiveCodeBench and DeepCoder rows judged by LCB's ``testing_util`` and by rewardkit, side by side.
 
-LCB's harness is not on PyPI: ``make .cache/lcb/.stamp`` downloads
-``lcb_runner/evaluation/testing_util.py`` at a pinned commit (``LCB_PATH`` names another
-copy).  It runs in a child process of its own, as LCB runs it (its ``reliability_guard``
-disables much of the process).  rLLM judges DeepCoder's test lists with a copy of the same
-file (``rllm/rewards/code_utils/livecodebench.py``), so each corpus row is read both as a
-LiveCodeBench row and as a DeepCoder ``tests`` list.  The verdicts (every case passed;
+LCB's harness is not on PyPI itself: skyrl-gym's wheel ships ``lcb_runner/evaluation/
+testing_util.py`` as rLLM adapted it for DeepCoder (``skyrl_gym/envs/lcb/livecodebench.py``),
+which ``make .cache/lcb/.stamp`` installs alone (``LCB_PATH`` names another folder holding it).
+It runs in a child process of its own, as LCB runs it (its ``reliability_guard`` disables much
+of the process).  rLLM judges DeepCoder's test lists with this same file, so each corpus row is
+read both as a LiveCodeBench row and as a DeepCoder ``tests`` list.  The verdicts (every case passed;
 rewardkit's pass rate 1.0) agree on every completion but :data:`DELIBERATE`, the differences
 ``rewardkit.sandbox.formats.livecodebench`` lists.
 """
@@ -30,7 +30,11 @@ TIMEOUT_S = 2  # both harnesses; the corpus's endless loops spend it, the rest t
 LIMITS = Limits(time_s=TIMEOUT_S)
 
 # The child: LCB's run_test on the JSON sample and program read from stdin; prints each verdict.
+# numpy and pandas are loaded first: the harness's solutions import them after reliability_guard
+# has disabled os.putenv, which works where rLLM runs it, in a process forked from a trainer
+# that has them loaded already.
 CHILD = '''import importlib.util, json, sys
+import numpy, pandas
 spec = importlib.util.spec_from_file_location("testing_util", sys.argv[1])
 util = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(util)
@@ -89,9 +93,9 @@ DELIBERATE = {
 
 
 def _testing_util() -> Path:
-    path = LCB / "testing_util.py"
+    path = LCB / "skyrl_gym" / "envs" / "lcb" / "livecodebench.py"
     if not path.exists():
-        pytest.skip(f"LiveCodeBench's testing_util.py is not in {LCB} (make .cache/lcb/.stamp)")
+        pytest.skip(f"LiveCodeBench's testing_util is not in {LCB} (make .cache/lcb/.stamp)")
     return path
 
 
