@@ -134,6 +134,8 @@ def rlef() -> Component:
 def transition() -> Component:
     """Afterburner fail/pass transition against the baseline: +1, +0.5, -0.5 or -1."""
     def compute(view: View) -> Scored:
+        if view.tests_problem is not None:  # the row's fault: nothing to measure against
+            return -1.0, _status(view)
         if _fault(view) or view.baseline is None:
             return None, {**_status(view), "baseline": "not measured (sandbox fault)"}
         passed = bool(view.result and view.result.passed)
@@ -271,6 +273,8 @@ def row_objective(view: View) -> str:
 
 
 def _efficiency(view: View, objective: str, noise_floor: float | None, upper: float | None) -> Scored:
+    if view.tests_problem is not None:  # the row's fault: nothing to measure against
+        return 0.0, _status(view)
     if _fault(view) or view.baseline is None:
         return None, {**_status(view), "baseline": "not measured (sandbox fault)"}
     if view.result is None or not view.result.passed:

@@ -127,3 +127,16 @@ def test_score_jsonl_reads_every_format(tmp_path: Path) -> None:
                  "code_contests_public"]) == 0
     right, wrong = map(json.loads, out.read_text().splitlines())
     assert right["components"]["pass_rate"] == 1.0 and wrong["components"]["pass_rate"] == 0.0
+
+
+def test_a_malformed_row_scores_lowest_on_the_efficiency_presets(engine: Engine) -> None:
+    """A row's unusable tests are the row's fault: transition and efficiency score their lowest,
+    never None (the infrastructure's), though no baseline can be measured on them."""
+    good, _ = ROWS["livecodebench stdin"]
+    bad = {**good, "private_test_cases": "bm90IHpsaWI="}
+    reward = rewards.afterburner(objective="time", engine=engine)
+    completion = f"<thinking>double it</thinking>\n<solution>\n{STDIO_RIGHT}\n</solution>"
+    baseline = "n = int(input())\nprint(n + n)\n"
+    result = reward.evaluate([completion], {**{k: [bad[k]] for k in bad}, "baseline_code": [baseline]})[0]
+    assert result.components["transition"] == -1.0 and result.components["efficiency_time"] == 0.0
+    assert result.value is not None
