@@ -617,13 +617,20 @@ for path in {files!r}:
         leaks.append("read %s: %r" % (path, data[:24]))
     except OSError:
         pass
+def entry(name):
+    \"\"\"The package a folder entry belongs to: a package, a module file or a dist-info.\"\"\"
+    name = name.lower()
+    if name.endswith((".dist-info", ".egg-info")):
+        name = name.split("-", 1)[0]
+    elif name.endswith(".py"):
+        name = name[:-3]
+    return name.replace("-", "_")
 for folder, allowed in {folders!r}.items():
     try:
         shown = os.listdir(folder)
     except OSError:
         continue
-    extra = sorted(name for name in shown if not any(
-        name.lower().replace("-", "_").startswith(ok) for ok in allowed))
+    extra = sorted(name for name in shown if entry(name) not in allowed)
     if extra:
         leaks.append("list %s: %s" % (folder, extra[:8]))
 print(json.dumps(leaks))

