@@ -14,6 +14,7 @@ and ``REWARDKIT_DOCKERD_TIMEOUT`` override the defaults.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess  # nosec B404 - drives apt-get, dockerd and the docker CLI
@@ -42,6 +43,11 @@ def default_cache() -> Path:
     return Path(base, "rewardkit", "docker")
 
 
+def build_key() -> str:
+    """The build script's hash, as the script labels the images it builds (``rewardkit.build``)."""
+    return hashlib.sha256(BUILD_SCRIPT.read_bytes()).hexdigest()[:12]
+
+
 def default_image() -> str:
     """The sandbox image tag: ``$REWARDKIT_IMAGE`` or ``rewardkit-sandbox:latest``."""
     return os.environ.get("REWARDKIT_IMAGE") or DEFAULT_IMAGE
@@ -57,6 +63,12 @@ class DockerState:
     image: str
     image_id: str | None
     image_mb: float | None
+    image_build: str | None = None  # the build script's hash the image carries (``rewardkit.build``)
+
+    @property
+    def current(self) -> bool:
+        """Whether the image was built by this rewardkit's build script (what runs need is in it)."""
+        return self.image_id is not None and self.image_build == build_key()
 
     @property
     def ready(self) -> bool:
@@ -67,6 +79,8 @@ class DockerState:
         """One line per part, for ``rewardkit docker status``."""
         image = (f"{self.image} ({self.image_id[:19]}, {self.image_mb:.0f} MB)"
                  if self.image_id and self.image_mb is not None else f"{self.image}: missing")
+        if self.image_id and not self.current:
+            image += "; built by another build script: `rewardkit docker setup` rebuilds it"
         return [f"docker CLI:   {self.cli or 'missing'}",
                 f"dockerd:      {self.dockerd or 'missing'}",
                 f"engine:       {'version ' + self.engine if self.engine else 'not answering'}",
@@ -79,17 +93,19 @@ def inspect(image: str | None = None) -> DockerState:
     """The state of the CLI, the engine and the image, changing nothing."""
     image = image or default_image()
     cli, dockerd = shutil.which("docker"), shutil.which("dockerd")
-    engine = image_id = None
+    engine = image_id = build = None
     image_mb = None
     if cli is not None:
         version = _docker("version", "--format", "{{.Server.Version}}")
         engine = version.stdout.strip() if version.returncode == 0 else None
     if engine is not None:
-        found = _docker("image", "inspect", "--format", "{{.Id}} {{.Size}}", image)
+        found = _docker("image", "inspect", "--format",
+                        '{{.Id}}|{{.Size}}|{{index .Config.Labels "rewardkit.build"}}', image)
         if found.returncode == 0:
-            image_id, size = found.stdout.split()
+            image_id, size, label = found.stdout.strip().split("|", 2)
             image_mb = int(size) / 1e6
-    return DockerState(cli, dockerd, engine, image, image_id, image_mb)
+            build = label if label and label != "<no value>" else None
+    return DockerState(cli, dockerd, engine, image, image_id, image_mb, build)
 
 
 def setup(image: str | None = None, cache: Path | None = None, rebuild: bool = False,
@@ -105,9 +121,11 @@ def setup(image: str | None = None, cache: Path | None = None, rebuild: bool = F
         _start_engine(state, say)
         state = inspect(image)
         say(f"docker engine is up (version {state.engine})")
-    if state.image_id is not None and not rebuild:
+    if state.current and not rebuild:
         say(f"image {image} is present")
         return state
+    if state.image_id is not None and not rebuild:
+        say(f"image {image} was built by another version of rewardkit's build script; rebuilding it")
     say(f"building image {image} (cache: {cache or default_cache()})")
     _build_image(image, cache or default_cache(), rebuild)
     state = inspect(image)

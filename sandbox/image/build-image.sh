@@ -119,6 +119,7 @@ log "importing $ROOTFS_TAR as $IMAGE"
   --change 'ENV LANG=C.UTF-8' \
   --change 'ENV PYTHONDONTWRITEBYTECODE=1' \
   --change 'LABEL org.opencontainers.image.title=rewardkit-sandbox' \
+  --change "LABEL rewardkit.build=$SCRIPT_HASH" \
   --change 'CMD ["python3"]' \
   - "$IMAGE" <"$ROOTFS_TAR" >/dev/null
 # Drop the image this one replaced, unless something still uses it.

@@ -38,6 +38,18 @@ def test_setup_with_the_engine_up_and_the_image_present_changes_nothing(tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_image_from_another_build_script_is_rebuilt(tmp_path: Path) -> None:
+    """An image an older build script made may lack what runs now need (pytest for pytest
+    suites): setup tells it by the ``rewardkit.build`` label and rebuilds it."""
+    state = docker_setup.inspect()
+    if not state.current:  # an unlabelled or older image: setup rebuilds it now
+        done = rewardkit("docker", "setup", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "built by another version of rewardkit's build script; rebuilding" in done.stderr
+    state = docker_setup.inspect()
+    assert state.current and state.image_build == docker_setup.build_key()
+
+
 def test_status_says_what_is_there(tmp_path: Path) -> None:
     ready = rewardkit("docker", "status", cwd=tmp_path)
     assert ready.returncode == 0, ready.stdout + ready.stderr
