@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...optional import MissingExtra, requires
-from ...sandbox import TestSuite
+from ...sandbox.formats import humaneval as humaneval_format
 from ...sandbox.suite import SuiteError
 from ..problem import Problem, Reference, missing_tests
 from .common import LoaderError, read_records, text
@@ -58,8 +58,7 @@ def humaneval_problem(record: dict[str, Any], source: str = SOURCE, where: str =
     if empty:
         raise LoaderError(_untestable(where, " and ".join(empty)))
     try:
-        tests = TestSuite.from_dict({"mode": "script", "entry_point": entry, "definitions": prompt,
-                                     "check": check})
+        tests = humaneval_format.suite(record)
     except SuiteError as exc:
         raise LoaderError(f"{where}: its tests cannot be used: {exc}") from exc
     untestable = missing_tests(tests)
