@@ -10,13 +10,13 @@ harness's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..suite import SuiteError, TestSuite
 from . import codecontests, deepcoder, humaneval, kodcode, livecodebench, mbpp, prime, taco, verl
+from .columns import json_or_text
 
 
 class FormatError(SuiteError):
@@ -49,18 +49,8 @@ class Format:
     read: Callable[[Mapping[str, Any]], RowTests]
 
 
-def _json(value: Any) -> Any:
-    """A column value, decoded when it is JSON text (a string that is not JSON stays a string)."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def _tests_dict(row: Mapping[str, Any]) -> dict[str, Any] | None:
-    value = _json(row.get("tests"))
+    value = json_or_text(row.get("tests"))
     return value if isinstance(value, dict) else None
 
 
@@ -143,7 +133,7 @@ def native_suite(data: dict[str, Any]) -> dict[str, Any]:
 
 def case_count(data: Any) -> int | None:
     """How many cases a suite (native or foreign; dict or JSON text) holds, without building it."""
-    data = _json(data)
+    data = json_or_text(data)
     if isinstance(data, list):  # a test list (DeepCoder, LiveCodeBench)
         return len(data)
     if not isinstance(data, dict):

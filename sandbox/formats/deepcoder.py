@@ -22,27 +22,18 @@ nothing, where every case counts here.  DeepCoder's TACO subset, whose
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..suite import SuiteError, TestSuite
 from . import livecodebench
+from .columns import json_or_text
 
 if TYPE_CHECKING:  # the package imports this module
     from . import RowTests
 
 NAME = "deepcoder"
 COLUMNS = ("tests", "ground_truth", "metadata")
-
-
-def _decoded(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _is_test_list(value: Any) -> bool:
@@ -52,7 +43,7 @@ def _is_test_list(value: Any) -> bool:
 
 def found(row: Mapping[str, Any]) -> bool:
     """Whether ``tests`` is a list of test dicts, or the row has rLLM's ``ground_truth``."""
-    return _is_test_list(_decoded(row.get("tests"))) or row.get("ground_truth") is not None
+    return _is_test_list(json_or_text(row.get("tests"))) or row.get("ground_truth") is not None
 
 
 def from_taco(data: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +68,7 @@ def read_row(row: Mapping[str, Any]) -> RowTests:
     from . import RowTests
 
     column = "ground_truth" if row.get("ground_truth") is not None else "tests"
-    value = _decoded(row.get(column))
+    value = json_or_text(row.get(column))
     if isinstance(value, dict) and ("inputs" in value or "outputs" in value):
         value = from_taco(value)
     if not _is_test_list(value):
