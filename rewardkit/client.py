@@ -29,6 +29,7 @@ raise :class:`ServiceUnavailable` rather than return made-up scores.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -81,9 +82,19 @@ class RemoteReward:
         self.retries, self.backoff = retries, backoff
         self.__name__ = preset
         token = token if token is not None else os.environ.get(TOKEN_ENV)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(timeout=timeout, headers=headers)
+        self._timeout = timeout
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(timeout=timeout, headers=self._headers)
         self._components: dict[str, float] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the HTTP client (its connections and locks), which a copy opens anew;
+        the token travels with the copy."""
+        return {key: value for key, value in vars(self).items() if key != "_http"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._http = httpx.Client(timeout=self._timeout, headers=self._headers)
 
     # -- TRL's interface ---------------------------------------------------------------------------
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -159,19 +170,8 @@ class RemoteReward:
 
     def _component_function(self, name: str, shared: SharedBatch[list[RewardResult | None]],
                             logs: bool) -> RewardFunction:
-        def evaluate(completions: list[Any], kwargs: dict[str, Any]) -> list[RewardResult | None]:
-            results = self._results_or_none(completions, kwargs)
-            return [None] * len(completions) if results is None else list(results)
-
-        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
-            key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-            results = shared.get(name, key, lambda: evaluate(completions, kwargs))
-            scored = [r for r in results if r is not None]
-            if logs and len(scored) == len(results):
-                log_to_trainer(kwargs, scored, [])
-            return [None if r is None else r.components.get(name) for r in results]
-
-        function.__name__ = function.__qualname__ = name
+        function = functools.partial(_remote_component_values, self, name, shared, logs)
+        function.__name__ = function.__qualname__ = name  # type: ignore[attr-defined]
         function.__doc__ = f"rewardkit component {name!r}, computed by {self.url}."
         return function
 
@@ -238,6 +238,23 @@ def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"column {key!r} cannot be sent as JSON: {exc}") from exc
     return columns
+
+
+def _remote_component_values(remote: RemoteReward, name: str,
+                             shared: SharedBatch[list[RewardResult | None]], logs: bool,
+                             completions: list[Any], **kwargs: Any) -> list[float | None]:
+    """Component ``name``'s values for a batch, from the one request the functions share (a
+    partial of this, not a closure: it pickles)."""
+    def evaluate() -> list[RewardResult | None]:
+        results = remote._results_or_none(completions, kwargs)
+        return [None] * len(completions) if results is None else list(results)
+
+    key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+    results = shared.get(name, key, evaluate)
+    scored = [r for r in results if r is not None]
+    if logs and len(scored) == len(results):
+        log_to_trainer(kwargs, scored, [])
+    return [None if r is None else r.components.get(name) for r in results]
 
 
 # -- verl ---------------------------------------------------------------------------------------------------

@@ -219,6 +219,10 @@ class PoolExecutor:
             self._referees.close()
 
 
+def _sandbox_with(settings: dict[str, Any]) -> Sandbox:
+    return Sandbox(**settings)
+
+
 class Sandbox:
     """Runs code against test suites in isolated, metered workers.
 
@@ -264,6 +268,10 @@ class Sandbox:
                  packages: Sequence[str] = DEFAULT_PACKAGES, trust_suites: bool = True,
                  admission: Callable[[], AbstractContextManager[Any]] = nullcontext,
                  protocol: str | MeasurementProtocol = "rewardkit", **options: Any) -> None:
+        self._settings: dict[str, Any] = {
+            "backend": backend, "workers": workers, "meter": meter, "repeats": repeats, "limits": limits,
+            "packages": tuple(packages), "trust_suites": trust_suites, "admission": admission,
+            "protocol": protocol, **options}
         if backend not in BACKENDS:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
@@ -284,6 +292,11 @@ class Sandbox:
                                        options, pin=self.protocol.cpus is not None)
         self.workers = self._executor.slots
         self._closed = False
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A sandbox pickles as its settings: the copy starts workers of its own where it lands
+        (another process, a Ray task), and this one keeps its own."""
+        return _sandbox_with, (self._settings,)
 
     # -- public API ------------------------------------------------------------------------
     def run(self, code: str, suite: TestSuite | dict[str, Any] | str, language: str = "python",

@@ -10,9 +10,10 @@ left out (:mod:`.composite`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ParamSpec
 
 from ..sandbox import Status
 from ..sandbox.runtime.languages import resolve_language
@@ -20,6 +21,7 @@ from . import formulas
 from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, View
 
 Scored = tuple[float | None, dict[str, Any]]
+P = ParamSpec("P")
 
 # The noise floor's bounds (see noise_floor_for for the measurements behind them). The
 # lower bound is the meter's own noise between processes, which a few back-to-back repeats
@@ -58,12 +60,38 @@ NO_COUNT = ("the 'instructions' objective needs instruction counts: give the rew
 @dataclass(frozen=True)
 class Component:
     """One named reward: ``compute(view) -> (value, info)``; ``needs`` ⊆ {run, outcome, baseline,
-    analysis} (see :meth:`.Engine.views`)."""
+    analysis} (see :meth:`.Engine.views`).
+
+    A component made by a factory of this package pickles as that call (``recipe``: the
+    factory and its arguments), so it crosses process boundaries whatever ``compute`` closes
+    over; one made by hand pickles when its ``compute`` does.
+    """
 
     name: str
     compute: Callable[[View], Scored]
     needs: frozenset[str] = frozenset()
     lowest: float = 0.0
+    recipe: tuple[Callable[..., Component], tuple[Any, ...], dict[str, Any]] | None = \
+        field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.recipe is not None:
+            factory, args, kwargs = self.recipe
+            return _remade, (factory, args, kwargs)
+        return Component, (self.name, self.compute, self.needs, self.lowest)
+
+
+def _remade(factory: Callable[..., Component], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Component:
+    return factory(*args, **kwargs)
+
+
+def recipe(factory: Callable[P, Component]) -> Callable[P, Component]:
+    """Make ``factory``'s components pickle as the call that made them (see :class:`Component`)."""
+    @functools.wraps(factory)
+    def make(*args: P.args, **kwargs: P.kwargs) -> Component:
+        return replace(factory(*args, **kwargs), recipe=(make, tuple(args), dict(kwargs)))
+
+    return make
 
 
 def _fault(view: View) -> bool:
@@ -77,6 +105,7 @@ def _status(view: View) -> dict[str, Any]:
 
 
 # -- format ------------------------------------------------------------------------------
+@recipe
 def afterburner_format() -> Component:
     """+1 for one ``<thinking>`` then one ``<solution>`` block and nothing else, else -1."""
     def compute(view: View) -> Scored:
@@ -87,6 +116,7 @@ def afterburner_format() -> Component:
     return Component("afterburner_format", compute, lowest=-1.0)
 
 
+@recipe
 def code_block_format(penalty: float = 0.0) -> Component:
     """1 for exactly one complete fenced block of the language, 0 for none, ``penalty`` otherwise."""
     def compute(view: View) -> Scored:
@@ -109,16 +139,19 @@ def _with_run(name: str, lowest: float, value: Callable[[View], float]) -> Compo
     return Component(name, compute, frozenset({"run"}), lowest)
 
 
+@recipe
 def binary() -> Component:
     """1 when every test passes, else 0."""
     return _with_run("binary", 0.0, lambda v: 1.0 if v.result and v.result.passed else 0.0)
 
 
+@recipe
 def pass_rate() -> Component:
     """Fraction of the tests passed."""
     return _with_run("pass_rate", 0.0, lambda v: v.result.pass_rate if v.result else 0.0)
 
 
+@recipe
 def rlef() -> Component:
     """RLEF: +1 pass, -1 fail, -1.2 when there is no valid program (no code, does not compile)."""
     def compute(view: View) -> Scored:
@@ -131,6 +164,7 @@ def rlef() -> Component:
     return Component("rlef", compute, frozenset({"run"}), formulas.RLEF_INVALID - 1.0)
 
 
+@recipe
 def transition() -> Component:
     """Afterburner fail/pass transition against the baseline: +1, +0.5, -0.5 or -1."""
     def compute(view: View) -> Scored:
@@ -219,6 +253,7 @@ def resolution_for(objective: str, language: str) -> float:
 ROW = "row"
 
 
+@recipe
 def efficiency(objective: str = "time", noise_floor: float | None = None,
                upper: float | None = None) -> Component:
     """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass.
@@ -297,6 +332,7 @@ def _efficiency(view: View, objective: str, noise_floor: float | None, upper: fl
                    "resolution": resolution}
 
 
+@recipe
 def percentile(objective: str = "time") -> Component:
     """Venus Beyond against the ``reference_metrics`` column (passing references' metrics)."""
     check_objective(objective)
@@ -330,6 +366,7 @@ PASSED_ANY = "passed_any"
 QUALITY_GATES = (PASSED_ANY, None)
 
 
+@recipe
 def quality(characteristic: str | None = None, aggregate: str = "total",
             gate: str | None = PASSED_ANY) -> Component:
     """Static quality from the analyzers, in [0, 1].

@@ -16,6 +16,7 @@ fault: it gets each component's lowest value.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import statistics
 from collections import Counter
@@ -156,25 +157,35 @@ class Reward:
 
     def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult]],
                             logs: bool) -> RewardFunction:
-        def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
-            key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-            results = shared.get(component.name, key, lambda: self.evaluate(completions, kwargs))
-            if logs:
-                log_to_trainer(kwargs, results, [])
-            return [r.components[component.name] for r in results]
-
-        function.__name__ = function.__qualname__ = component.name
-        function.__doc__ = f"rewardkit component {component.name!r}."
-        return function
+        return _named(functools.partial(_component_values, self, component.name, shared, logs),
+                      component.name, f"rewardkit component {component.name!r}.")
 
     def as_async(self) -> Callable[..., Coroutine[Any, Any, list[float | None]]]:
         """An async reward for TRL's async path: execution runs in a thread."""
+        return _named(functools.partial(_in_thread, self), self.__name__, self.__doc__)
 
-        async def function(completions: list[Any], **kwargs: Any) -> list[float | None]:
-            return await asyncio.to_thread(self, completions, **kwargs)
 
-        function.__name__ = function.__qualname__ = self.__name__
-        return function
+# The functions handed to trainers are partials of these module-level functions, named as the
+# reward or component they score: they pickle (TRL's async trainer and Ray ship them to other
+# processes), where closures would not.
+def _named(function: functools.partial[Any], name: str, doc: str | None) -> Any:
+    function.__name__ = function.__qualname__ = name  # type: ignore[attr-defined]
+    function.__doc__ = doc
+    return function
+
+
+def _component_values(reward: Reward, name: str, shared: SharedBatch[list[RewardResult]], logs: bool,
+                      completions: list[Any], **kwargs: Any) -> list[float | None]:
+    """Component ``name``'s values for a batch, from the evaluation the reward's functions share."""
+    key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+    results = shared.get(name, key, lambda: reward.evaluate(completions, kwargs))
+    if logs:
+        log_to_trainer(kwargs, results, [])
+    return [r.components[name] for r in results]
+
+
+async def _in_thread(reward: Reward, completions: list[Any], **kwargs: Any) -> list[float | None]:
+    return await asyncio.to_thread(reward, completions, **kwargs)
 
 
 def split_samples(samples: Sequence[dict[str, Any]]) -> tuple[list[Any], dict[str, list[Any]]]:

@@ -125,6 +125,21 @@ class Engine:
         self._lock = threading.Lock()
         self.executions = 0  # sandbox runs actually made (for tests and benchmarks)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy in another process needs: the settings, not the caches, the lock or the
+        workers.  A sandbox of the engine's own is started again on first use there; one given to
+        it pickles as its settings (:meth:`Sandbox.__reduce__`) and the copy owns what it starts."""
+        state = {key: value for key, value in vars(self).items() if key != "_lock"}
+        state["_runs"] = OrderedDict()
+        if self._owns_sandbox:
+            state["_sandbox"] = None
+        state["_owns_sandbox"] = True
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._lock = threading.Lock()
+
     @property
     def sandbox(self) -> Sandbox:
         """The sandbox, started on first use."""

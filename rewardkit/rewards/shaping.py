@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 
 from ..sandbox import Status
-from .components import Component, Scored
+from .components import Component, Scored, recipe
 from .engine import ConfigError, View
 
 Tokenize = Callable[[str], Sequence[Hashable]]
@@ -123,6 +123,7 @@ def _check_unit(chars_per_token: float) -> None:
 
 
 # -- the components --------------------------------------------------------------------------------
+@recipe
 def soft_overlong_punishment(max_completion_len: int, soft_punish_cache: int, *,
                              tokenize: Tokenize | None = None,
                              chars_per_token: float = 1.0) -> Component:
@@ -144,6 +145,7 @@ def soft_overlong_punishment(max_completion_len: int, soft_punish_cache: int, *,
     return Component("soft_overlong_punishment", compute, lowest=-1.0)
 
 
+@recipe
 def repetition_penalty(ngram_size: int = 3, max_penalty: float = -1.0, *,
                        tokenize: Tokenize | None = None) -> Component:
     """Repeated n-grams' share times ``max_penalty``, in [max_penalty, 0] (:func:`repetition`).
@@ -167,6 +169,7 @@ def repetition_penalty(ngram_size: int = 3, max_penalty: float = -1.0, *,
     return Component("repetition_penalty", compute, lowest=max_penalty)
 
 
+@recipe
 def cosine_scaled(max_len: int, min_value_wrong: float = -1.0, max_value_wrong: float = -0.5,
                   min_value_correct: float = 0.5, max_value_correct: float = 1.0, *,
                   tokenize: Tokenize | None = None, chars_per_token: float = 1.0) -> Component:

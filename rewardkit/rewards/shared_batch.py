@@ -36,6 +36,13 @@ class SharedBatch(Generic[T]):
         self._value: T | None = None
         self._served: set[str] = set()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The names only: a copy starts with no batch and a lock of its own."""
+        return {"names": self._names}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["names"])  # type: ignore[misc]
+
     def get(self, name: str, key: str, evaluate: Callable[[], T]) -> T:
         """The evaluation of batch ``key`` for function ``name``: made now if the batch is new to it."""
         with self._lock:
