@@ -193,3 +193,15 @@ def test_no_sandbox_worker_outlives_ray(ray_instance: None) -> None:
     assert warm
     ray.shutdown()
     assert wait_until(lambda: all(gone(p) for p in warm))
+
+
+def test_a_reward_scores_in_a_ray_task(ray_instance: None) -> None:
+    """A reward shipped to a Ray task (which pickles it) scores there what it scores here."""
+    from rewardkit import rewards
+
+    reward = rewards.pass_rate()
+    tests = [{"mode": "stdio", "cases": [{"input": "2 3\n", "output": "5\n"}]}] * 2
+    here = reward([GOOD, WRONG], tests=tests)
+    task = ray.remote(lambda scored, completions, suites: scored(completions, tests=suites))
+    there = ray.get(task.remote(reward, [GOOD, WRONG], tests), timeout=300)
+    assert there == here == [1.0, 0.0]

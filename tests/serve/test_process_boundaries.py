@@ -93,3 +93,17 @@ def test_a_remote_reward_copy_scores_through_the_service(service: Service) -> No
         assert there == here
         assert in_spawned_process(functions[1], COMPLETIONS, COLUMNS) == \
             [r.components["pass_rate"] for r in remote.results(COMPLETIONS, **COLUMNS)]
+
+
+def test_an_environment_factory_pickles_and_its_copy_judges() -> None:
+    from rewardkit.sandbox import Sandbox
+    from rewardkit.trainers.rlef import environment_factory
+
+    with Sandbox(workers=1) as sandbox:
+        factory = environment_factory(sandbox, turns=2)
+        copy = pickle.loads(pickle.dumps(factory))
+    env = copy()  # the original sandbox is closed: the copy has its own
+    env.reset(tests=TESTS)
+    assert "passed" in env.run_public_tests(COMPLETIONS[0]).lower()
+    assert env.get_reward() == 1.0
+    env.sandbox.close()
