@@ -29,7 +29,6 @@ raise :class:`ServiceUnavailable` rather than return made-up scores.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -170,10 +169,7 @@ class RemoteReward:
 
     def _component_function(self, name: str, shared: SharedBatch[list[RewardResult | None]],
                             logs: bool) -> RewardFunction:
-        function = functools.partial(_remote_component_values, self, name, shared, logs)
-        function.__name__ = function.__qualname__ = name  # type: ignore[attr-defined]
-        function.__doc__ = f"rewardkit component {name!r}, computed by {self.url}."
-        return function
+        return RemoteComponent(self, name, shared, logs)
 
     def _request(self, method: str, path: str, **options: Any) -> Any:
         """The JSON answer.  Transport faults (refused, reset, cut, timed out) and 429/5xx are tried
@@ -240,21 +236,27 @@ def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
-def _remote_component_values(remote: RemoteReward, name: str,
-                             shared: SharedBatch[list[RewardResult | None]], logs: bool,
-                             completions: list[Any], **kwargs: Any) -> list[float | None]:
-    """Component ``name``'s values for a batch, from the one request the functions share (a
-    partial of this, not a closure: it pickles)."""
-    def evaluate() -> list[RewardResult | None]:
-        results = remote._results_or_none(completions, kwargs)
-        return [None] * len(completions) if results is None else list(results)
+class RemoteComponent:
+    """One component of a :class:`RemoteReward` as a reward function of its own (named
+    ``__name__``, and picklable); the functions share one request per batch."""
 
-    key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-    results = shared.get(name, key, evaluate)
-    scored = [r for r in results if r is not None]
-    if logs and len(scored) == len(results):
-        log_to_trainer(kwargs, scored, [])
-    return [None if r is None else r.components.get(name) for r in results]
+    def __init__(self, remote: RemoteReward, name: str, shared: SharedBatch[list[RewardResult | None]],
+                 logs: bool) -> None:
+        self.remote, self.name, self.shared, self.logs = remote, name, shared, logs
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"rewardkit component {name!r}, computed by {remote.url}."
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        def evaluate() -> list[RewardResult | None]:
+            results = self.remote._results_or_none(completions, kwargs)
+            return [None] * len(completions) if results is None else list(results)
+
+        key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+        results = self.shared.get(self.name, key, evaluate)
+        scored = [r for r in results if r is not None]
+        if self.logs and len(scored) == len(results):
+            log_to_trainer(kwargs, scored, [])
+        return [None if r is None else r.components.get(self.name) for r in results]
 
 
 # -- verl ---------------------------------------------------------------------------------------------------

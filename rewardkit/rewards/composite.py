@@ -16,7 +16,6 @@ fault: it gets each component's lowest value.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import statistics
 from collections import Counter
@@ -157,35 +156,44 @@ class Reward:
 
     def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult]],
                             logs: bool) -> RewardFunction:
-        return _named(functools.partial(_component_values, self, component.name, shared, logs),
-                      component.name, f"rewardkit component {component.name!r}.")
+        return ComponentFunction(self, component.name, shared, logs)
 
     def as_async(self) -> Callable[..., Coroutine[Any, Any, list[float | None]]]:
         """An async reward for TRL's async path: execution runs in a thread."""
-        return _named(functools.partial(_in_thread, self), self.__name__, self.__doc__)
+        return AsyncReward(self)
 
 
-# The functions handed to trainers are partials of these module-level functions, named as the
-# reward or component they score: they pickle (TRL's async trainer and Ray ship them to other
-# processes), where closures would not.
-def _named(function: functools.partial[Any], name: str, doc: str | None) -> Any:
-    function.__name__ = function.__qualname__ = name  # type: ignore[attr-defined]
-    function.__doc__ = doc
-    return function
+# What trainers are handed are instances of these classes, named (``__name__``) as the reward or
+# component they score: they pickle (TRL's async trainer and Ray ship them to other processes),
+# where closures would not, and trainers that name a partial after the function it wraps name
+# these after their ``__name__``.
+class ComponentFunction:
+    """One component of a reward as a reward function of its own; the functions of one reward
+    share each batch's evaluation (:class:`~.shared_batch.SharedBatch`)."""
+
+    def __init__(self, reward: Reward, name: str, shared: SharedBatch[list[RewardResult]],
+                 logs: bool) -> None:
+        self.reward, self.name, self.shared, self.logs = reward, name, shared, logs
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = f"rewardkit component {name!r}."
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
+        results = self.shared.get(self.name, key, lambda: self.reward.evaluate(completions, kwargs))
+        if self.logs:
+            log_to_trainer(kwargs, results, [])
+        return [r.components[self.name] for r in results]
 
 
-def _component_values(reward: Reward, name: str, shared: SharedBatch[list[RewardResult]], logs: bool,
-                      completions: list[Any], **kwargs: Any) -> list[float | None]:
-    """Component ``name``'s values for a batch, from the evaluation the reward's functions share."""
-    key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-    results = shared.get(name, key, lambda: reward.evaluate(completions, kwargs))
-    if logs:
-        log_to_trainer(kwargs, results, [])
-    return [r.components[name] for r in results]
+class AsyncReward:
+    """A reward awaited as a coroutine function, its evaluation run in a thread."""
 
+    def __init__(self, reward: Reward) -> None:
+        self.reward = reward
+        self.__name__ = self.__qualname__ = reward.__name__
 
-async def _in_thread(reward: Reward, completions: list[Any], **kwargs: Any) -> list[float | None]:
-    return await asyncio.to_thread(reward, completions, **kwargs)
+    async def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        return await asyncio.to_thread(self.reward, completions, **kwargs)
 
 
 def split_samples(samples: Sequence[dict[str, Any]]) -> tuple[list[Any], dict[str, list[Any]]]:

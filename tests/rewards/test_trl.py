@@ -19,7 +19,6 @@ import os
 # Never reach a hub: set before any Hugging Face module reads these at import.
 os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
 
-import inspect
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +30,7 @@ import pytest
 from datasets import Dataset
 from tiny_lm import TinyLM, build, dataset_rows, longest_answer_tokens
 from trl import GRPOConfig, GRPOTrainer
+from trl.trainer.utils import get_callable_name, is_async_callable
 
 from rewardkit.rewards import Engine, Reward, RewardResult
 from rewardkit.rewards.composite import TRAINER_KEYS
@@ -67,8 +67,9 @@ class Spy:
         self.calls: dict[str, list[Call]] = {}
 
     def wrap(self, function: Callable[..., Any]) -> Callable[..., Any]:
-        """``function`` as the trainer should see it: same name, same sync or async kind."""
-        name = function.__name__
+        """``function`` as the trainer should see it: the name and the sync or async kind that TRL's
+        own helpers read from it (``get_callable_name``, ``is_async_callable``)."""
+        name = get_callable_name(function)
         calls = self.calls.setdefault(name, [])
 
         def record(completions: list[Any], kwargs: dict[str, Any],
@@ -82,7 +83,7 @@ class Spy:
         def recording(completions: list[Any], **kwargs: Any) -> list[float | None]:
             return record(completions, kwargs, function(completions, **kwargs))
 
-        wrapper = recording_async if inspect.iscoroutinefunction(function) else recording
+        wrapper = recording_async if is_async_callable(function) else recording
         wrapper.__name__ = name
         return wrapper
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from serve_helpers import Service
+from trl.trainer.utils import get_callable_name, is_async_callable
 
 from rewardkit import rewards
 from rewardkit.client import RemoteReward
@@ -43,7 +44,7 @@ def made_by_factories() -> list[Any]:
 def _scored(payload: bytes) -> list[Any]:
     """In the spawned process: unpickle ``(function, completions, columns)`` and call it."""
     function, completions, columns = pickle.loads(payload)
-    if inspect.iscoroutinefunction(function):
+    if is_async_callable(function):
         return list(asyncio.run(function(completions, **columns)))
     return list(function(completions, **columns))
 
@@ -55,10 +56,11 @@ def in_spawned_process(function: Any, completions: list[Any], columns: dict[str,
 
 
 def test_every_reward_object_pickles_with_plain_pickle() -> None:
+    """...and TRL names each copy, and tells whether to await it, as it does the original."""
     for reward in made_by_factories():
         copy = pickle.loads(pickle.dumps(reward))
-        assert copy.__name__ == reward.__name__
-        assert inspect.iscoroutinefunction(copy) == inspect.iscoroutinefunction(reward)
+        assert get_callable_name(copy) == get_callable_name(reward) == reward.__name__
+        assert is_async_callable(copy) == is_async_callable(reward)
         if isinstance(reward, Reward):
             assert [c.name for c, _ in copy.components] == [c.name for c, _ in reward.components]
             assert copy.weights == reward.weights and copy.format == reward.format
@@ -79,7 +81,7 @@ def test_copies_in_a_spawned_process_score_what_the_originals_score() -> None:
     everything = [light, *light.functions(), light.as_async()]
     for function in everything:
         here = function(COMPLETIONS, **COLUMNS)
-        if inspect.iscoroutine(here):
+        if inspect.isawaitable(here):
             here = asyncio.run(here)
         assert in_spawned_process(function, COMPLETIONS, COLUMNS) == list(here), function.__name__
 
