@@ -292,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--jsonl", metavar="FILE", help="score the records of this JSONL file (- for stdin)")
     score.add_argument("--out", metavar="OUT.jsonl", help="with --jsonl: write results here, not stdout")
     score.add_argument("--preset", default="cisq_grpo",
-                       help="afterburner, cisq_grpo or quality_efficiency (default cisq_grpo)")
+                       help="a preset (afterburner, cisq_grpo, quality_efficiency) or one component "
+                            "by name (pass_rate, binary, efficiency, quality...; default cisq_grpo)")
     score.add_argument("--objective", choices=OBJECTIVE_CHOICES,
                        help="efficiency objective of afterburner and quality_efficiency (default time)")
     score.add_argument("--quality-aggregate", choices=["mean", "total"],

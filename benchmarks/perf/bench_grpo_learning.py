@@ -109,7 +109,8 @@ def sampled_reward(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, 
         output = generate(**batch, do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
                           max_new_tokens=MAX_TOKENS)
     completions = tokenizer.batch_decode(output[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
-    return statistics.fmean(rewards.afterburner_format()(completions=completions))
+    scores = rewards.afterburner_format()(completions=completions)  # text only: never None
+    return statistics.fmean(score for score in scores if score is not None)
 
 
 def grpo(model: LlamaForCausalLM, tokenizer: PreTrainedTokenizerFast, prompts: list[str],

@@ -15,44 +15,31 @@ Length and repetition shaping (:mod:`.shaping`) joins a preset with its weight:
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import components, formulas, shaping
 from .composite import Reward, RewardResult
 from .engine import ConfigError, Engine, Metrics
 from .presets import (
     PRESETS,
     SHAPING_WEIGHTS,
+    SINGLES,
     WEIGHTS,
     afterburner,
     cisq_grpo,
     quality_efficiency,
 )
 
-
-def _single(factory: Any, name: str) -> Any:
-    def make(*args: Any, engine: Engine | None = None, strict: bool = False,
-             format: str | None = None, **kw: Any) -> Reward:
-        component = factory(*args, **kw)
-        return Reward([(component, 1.0)], engine, strict, component.name, format)
-
-    make.__name__ = name
-    make.__doc__ = f"A reward of the single component {name!r} (see {factory.__module__})."
-    return make
-
-
-afterburner_format = _single(components.afterburner_format, "afterburner_format")
-code_block_format = _single(components.code_block_format, "code_block_format")
-binary = _single(components.binary, "binary")
-pass_rate = _single(components.pass_rate, "pass_rate")
-transition = _single(components.transition, "transition")
-rlef = _single(components.rlef, "rlef")
-efficiency = _single(components.efficiency, "efficiency")
-percentile = _single(components.percentile, "percentile")
-quality = _single(components.quality, "quality")
-soft_overlong_punishment = _single(shaping.soft_overlong_punishment, "soft_overlong_punishment")
-repetition_penalty = _single(shaping.repetition_penalty, "repetition_penalty")
-cosine_scaled = _single(shaping.cosine_scaled, "cosine_scaled")
+afterburner_format = SINGLES["afterburner_format"]
+code_block_format = SINGLES["code_block_format"]
+binary = SINGLES["binary"]
+pass_rate = SINGLES["pass_rate"]
+transition = SINGLES["transition"]
+rlef = SINGLES["rlef"]
+efficiency = SINGLES["efficiency"]
+percentile = SINGLES["percentile"]
+quality = SINGLES["quality"]
+soft_overlong_punishment = SINGLES["soft_overlong_punishment"]
+repetition_penalty = SINGLES["repetition_penalty"]
+cosine_scaled = SINGLES["cosine_scaled"]
 
 __all__ = [
     "PRESETS",

@@ -32,6 +32,7 @@ parameters give a ``"weight"``::
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -54,7 +55,8 @@ SHAPING_WEIGHTS = dict.fromkeys(FACTORIES, 1.0)
 Shaping = Mapping[str, Mapping[str, Any]]
 EFFICIENCY_REPEATS = 3
 # sandbox runs per measurement of each preset (an engine passed in brings its own)
-REPEATS = {"afterburner": EFFICIENCY_REPEATS, "cisq_grpo": 1, "quality_efficiency": EFFICIENCY_REPEATS}
+REPEATS = {"afterburner": EFFICIENCY_REPEATS, "cisq_grpo": 1, "quality_efficiency": EFFICIENCY_REPEATS,
+           "transition": EFFICIENCY_REPEATS, "efficiency": EFFICIENCY_REPEATS}
 
 
 def shaping_components(shaping: Shaping | None) -> list[tuple[Component, float]]:
@@ -150,6 +152,38 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
                   "quality_efficiency", format).with_components(*shaping_components(shaping))
 
 
+class Single:
+    """A reward of one component, selectable by name wherever a preset is: ``Single(factory)(...)``
+    takes the component factory's options and a preset's (``engine``, ``sandbox``, ``limits``,
+    ``strict``, ``format``); an efficiency component measures with ``repeats=3``."""
+
+    def __init__(self, factory: Callable[..., Component]) -> None:
+        self.factory, self.__name__ = factory, factory.__name__
+        self.__doc__ = f"A reward of the single component {factory.__name__!r} ({factory.__doc__})"
+        shared = inspect.signature(_single_options).parameters.values()
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == inspect.Parameter.VAR_KEYWORD
+               else p for p in inspect.signature(factory).parameters.values()]
+        self.__signature__ = inspect.Signature([*own, *shared], return_annotation=Reward)
+
+    def __call__(self, *args: Any, engine: Engine | None = None, sandbox: Sandbox | None = None,
+                 limits: Limits | None = None, strict: bool = False, format: str | None = None,
+                 **options: Any) -> Reward:
+        component = self.factory(*args, **options)
+        repeats = EFFICIENCY_REPEATS if "baseline" in component.needs else 1
+        objective = str(options.get("objective", args[0] if args and isinstance(args[0], str) else "time"))
+        return Reward([(component, 1.0)], _engine(engine, sandbox, limits, repeats, objective), strict,
+                      component.name, format)
+
+
+def _single_options(*, engine: Engine | None = None, sandbox: Sandbox | None = None,
+                    limits: Limits | None = None, strict: bool = False, format: str | None = None) -> None:
+    """The options every single-component reward takes, as a preset does (for its signature)."""
+
+
+SINGLES = {factory.__name__: Single(factory) for factory in (
+    c.binary, c.pass_rate, c.rlef, c.code_block_format, c.afterburner_format, c.transition,
+    c.efficiency, c.percentile, c.quality, *FACTORIES.values())}
 PRESETS: dict[str, Callable[..., Reward]] = {
     "afterburner": afterburner, "cisq_grpo": cisq_grpo, "quality_efficiency": quality_efficiency,
+    **SINGLES,
 }
