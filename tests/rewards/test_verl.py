@@ -125,7 +125,7 @@ def test_reward_kwargs_choose_the_preset_and_its_options(engine: Engine,
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"preset": "best"}, r"unknown preset 'best'.*afterburner, .*cisq_grpo, .*pass_rate, .*quality_efficiency"),
+    ({"preset": "best"}, r"unknown preset 'best'.*afterburner, .*cisq_grpo, .*quality_efficiency"),
     ({"objective": "time"}, r"preset 'cisq_grpo' has no option 'objective'.*format_penalty"),
     ({"preset": "afterburner", "objective": "speed"}, "unknown objective 'speed'"),
     ({"limits": {"time_s": -1}}, "time_s must be a positive number"),
