@@ -16,7 +16,7 @@ os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFL
 import doctest
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from killer import killing
@@ -25,6 +25,9 @@ from rewardkit import rewards
 from rewardkit.rewards import ConfigError, Engine, composite, shaping
 from rewardkit.rewards.extract import MAX_COMPLETION_CHARS
 from rewardkit.sandbox import Limits, Sandbox
+
+if TYPE_CHECKING:
+    from tiny_lm import TinyLM
 
 TESTS = {"mode": "stdio", "cases": [{"input": "2 3\n", "output": "5\n"}]}
 RIGHT = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
@@ -206,15 +209,16 @@ def test_configuration_errors_say_what_to_fix(config: dict[str, Any], message: s
 
 # -- in a real GRPOTrainer -------------------------------------------------------------------------
 @pytest.mark.slow
-def test_grpo_trainer_logs_the_shaping_components(sandbox: Sandbox, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("one_torch_thread")
+def test_grpo_trainer_logs_the_shaping_components(sandbox: Sandbox, tiny_lm: TinyLM, tmp_path: Path) -> None:
     """A preset plus the three shaping components, handed to GRPOTrainer as ``reward.functions()``:
     each shaping component's logged mean is what the formulas give on the trainer's token ids."""
     from datasets import Dataset
     from test_trl import Spy, assert_logged, nanmean, per_step
-    from tiny_lm import build, dataset_rows, longest_answer_tokens
+    from tiny_lm import dataset_rows, longest_answer_tokens
     from trl import GRPOConfig, GRPOTrainer
 
-    lm = build(tmp_path / "lm")
+    lm = tiny_lm
     longest = longest_answer_tokens(lm.tokenizer)
     overlong = {"max_completion_len": longest - 4, "soft_punish_cache": longest // 2}
     reward = rewards.afterburner(engine=Engine(sandbox=sandbox), shaping={

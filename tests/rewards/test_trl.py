@@ -1,6 +1,6 @@
 """A real TRL ``GRPOTrainer``, run for a few steps on CPU, logs what rewardkit computes.
 
-A tiny Llama built here (:mod:`tiny_lm`) samples completions for two
+The tiny Llama of :mod:`tiny_lm` (the session's ``tiny_lm`` fixture) samples completions for two
 problems; spies around the reward functions record what the trainer passed
 them; rewardkit then scores the recorded completions again, and the tests
 compare with what the trainer logged in ``trainer.state.log_history``.
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from datasets import Dataset
-from tiny_lm import TinyLM, build, dataset_rows, longest_answer_tokens
+from tiny_lm import TinyLM, dataset_rows, longest_answer_tokens
 from trl import GRPOConfig, GRPOTrainer
 from trl.trainer.utils import get_callable_name, is_async_callable
 
@@ -37,7 +37,7 @@ from rewardkit.rewards.composite import TRAINER_KEYS
 from rewardkit.rewards.presets import afterburner, cisq_grpo, quality_efficiency
 from rewardkit.sandbox import Sandbox
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]  # far faster on one thread
 
 MAX_STEPS = 3
 STEPS = list(range(1, MAX_STEPS + 1))
@@ -89,12 +89,6 @@ class Spy:
 
 
 # -- running the trainer ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> TinyLM:
-    """The fitted tiny model, built once for the module; each trainer loads it by its path."""
-    return build(tmp_path_factory.mktemp("tiny-lm"))
-
-
 def train(lm: TinyLM, functions: Sequence[Callable[..., Any]], output_dir: Path, *,
           weights: list[float] | None = None, conversational: bool = False) -> GRPOTrainer:
     """Run GRPO for :data:`MAX_STEPS` steps, each on one generation batch of 2 prompts x 4 completions."""
@@ -122,7 +116,8 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def functions_run(tiny_lm: TinyLM, sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Run:
+def functions_run(one_torch_thread: None, tiny_lm: TinyLM, sandbox: Sandbox,
+                  tmp_path_factory: pytest.TempPathFactory) -> Run:
     """``quality_efficiency`` handed to the trainer component by component, with its weights."""
     engine = Engine(sandbox=sandbox)
     reward = quality_efficiency(engine=engine)

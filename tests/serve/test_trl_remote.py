@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from datasets import Dataset
 from serve_helpers import Service
-from tiny_lm import build, dataset_rows, longest_answer_tokens
+from tiny_lm import TinyLM, dataset_rows, longest_answer_tokens
 from trl import GRPOConfig, GRPOTrainer
 
 from rewardkit.client import RemoteReward
@@ -37,8 +37,10 @@ def nanmean(values: list[float | None]) -> float:
     return statistics.fmean(kept) if kept else math.nan
 
 
-def test_remote_reward_in_grpo_trainer(service: Service, engine: Engine, tmp_path: Path) -> None:
-    lm = build(tmp_path / "tiny-lm")
+@pytest.mark.usefixtures("one_torch_thread")
+def test_remote_reward_in_grpo_trainer(service: Service, engine: Engine, tiny_lm: TinyLM,
+                                       tmp_path: Path) -> None:
+    lm = tiny_lm
     remote = RemoteReward(service.url, "cisq_grpo", token=service.token)
     calls: list[tuple[list[Any], dict[str, Any], list[float | None]]] = []
 
