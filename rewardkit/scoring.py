@@ -40,6 +40,7 @@ from tqdm import tqdm
 from .rewards import PRESETS, ConfigError, Engine, Metrics, Reward, RewardResult
 from .rewards.components import OBJECTIVE_CHOICES, ROW
 from .rewards.engine import SUITE_COLUMNS
+from .rewards.presets import own_engine
 from .sandbox import ExecutionResult, Limits, Status, TestSuite
 from .sandbox.formats import FORMATS, FormatError, RowTests, has_tests
 from .sandbox.formats import read as read_tests
@@ -100,8 +101,7 @@ def make_reward(preset: str = DEFAULT_PRESET, objective: str | None = None, *,
             raise ScoreError("give repeats or an engine, not both (the engine's sandbox sets repeats)")
         if repeats < 1:
             raise ScoreError(f"repeats must be at least 1, got {repeats}")
-        engine = Engine(limits=limits, repeats=repeats,
-                        meter="instructions" if objective == "instructions" else "time")
+        engine = own_engine(limits, repeats, objective or "time")
     if engine is not None:
         options["engine"] = engine
     try:

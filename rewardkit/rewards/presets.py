@@ -74,13 +74,23 @@ def shaping_components(shaping: Shaping | None) -> list[tuple[Component, float]]
     return pairs
 
 
+def own_engine(limits: Limits | None, repeats: int, objective: str = "time") -> Engine:
+    """An engine of a reward's own for ``objective``: the ``instructions`` objective counts with
+    the instruction meter, one run per job (a count does not vary from run to run); the others
+    time ``repeats`` runs."""
+    if objective == "instructions":
+        return Engine(limits=limits, meter="instructions")
+    return Engine(limits=limits, repeats=repeats)
+
+
 def _engine(engine: Engine | None, sandbox: Sandbox | None, limits: Limits | None,
             repeats: int, objective: str = "time") -> Engine:
-    """The engine given, else one of its own; the ``instructions`` objective counts with the
-    instruction meter, one run per job (a count does not vary from run to run)."""
-    if engine is None and sandbox is None and objective == "instructions":
-        return Engine(limits=limits, meter="instructions")
-    return engine or Engine(sandbox=sandbox, limits=limits, repeats=repeats)
+    """The engine given, else one on the sandbox given, else one of its own (:func:`own_engine`)."""
+    if engine is not None:
+        return engine
+    if sandbox is not None:
+        return Engine(sandbox=sandbox, limits=limits, repeats=repeats)
+    return own_engine(limits, repeats, objective)
 
 
 def afterburner(objective: str = "time", *, engine: Engine | None = None,
