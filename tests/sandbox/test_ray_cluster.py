@@ -5,7 +5,8 @@ CPU and ``{"sandbox": 1}`` each.  Which node ran a job is read from the process
 tree: a sandbox worker lives in a Ray worker process, whose parent is its
 node's raylet.  Nodes are removed with ``Cluster.remove_node``, either shut
 down (the raylet tells the cluster at once) or crashed (every process of the
-node killed: the cluster learns it from Ray's health checks, about 15 s later),
+node killed: the cluster learns it from Ray's health checks, which run here every second and
+declare a node dead after 3 failures, where Ray's defaults take about 15 s),
 and added back before the next test.  Ray's temp dir is a private one while
 the cluster runs: ``Cluster`` publishes its address there, and any
 ``ray.init()`` on the machine (another test run beside this one) would join it.
@@ -34,6 +35,9 @@ ray = pytest.importorskip("ray", reason="the ray package is not installed (pip i
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 SANDBOX_NODE = {"num_cpus": 1, "resources": {"sandbox": 1}}
+# A crashed node is found by the head's health checks: each waits up to Ray's 10 s timeout for a
+# live node's answer, so a busy machine fails none, and a dead node's refusal counts at once.
+HEALTH_CHECKS = {"health_check_period_ms": 1000, "health_check_failure_threshold": 3}
 JOBS = [(GOOD, ADD), (WRONG, ADD), ("raise ValueError('no')\n", ADD),
         ("def twice(x):\n    return 2 * x\n", TWICE), ("def twice(x):\n    return x\n", TWICE)]
 VERDICTS = [Status.PASSED, Status.WRONG_ANSWER, Status.RUNTIME_ERROR, Status.PASSED, Status.WRONG_ANSWER]
@@ -56,8 +60,8 @@ class Nodes:
 
     def __init__(self) -> None:
         self.before = leftovers.Snapshot.take()  # what was on the machine before the cluster
-        self.cluster = cluster_utils.Cluster(
-            initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+        self.cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={
+            "num_cpus": 1, "include_dashboard": False, "_system_config": HEALTH_CHECKS})
         self.head = self.cluster.head_node
         self.top_up()
         ray.init(address=self.cluster.address, include_dashboard=False, log_to_driver=False,
