@@ -26,7 +26,7 @@ def wrap(code: str) -> str:
 
 
 def identical_scores(objective: str, engine: Engine, code: str, tests: dict[str, Any],
-                     pairs: int = 16) -> list[float]:
+                     pairs: int = 9) -> list[float]:
     """The efficiency reward of ``pairs`` copies of ``code``, each scored in its own call against a
     baseline that is ``code`` too (both differ from ``code`` only in a comment, so neither is shared
     with another pair): the baseline is measured, then the copy, back to back."""
