@@ -44,6 +44,7 @@ cosine_scaled = SINGLES["cosine_scaled"]
 __all__ = [
     "PRESETS",
     "SHAPING_WEIGHTS",
+    "SINGLES",
     "WEIGHTS",
     "ConfigError",
     "Engine",
