@@ -49,10 +49,11 @@ def _scored(payload: bytes) -> list[Any]:
     return list(function(completions, **columns))
 
 
-def in_spawned_process(function: Any, completions: list[Any], columns: dict[str, Any]) -> list[Any]:
-    payload = pickle.dumps((function, completions, columns))
+def in_spawned_process(functions: list[Any], completions: list[Any], columns: dict[str, Any]) -> list[Any]:
+    """Each function's values, each called in turn in one freshly spawned process."""
+    payloads = [pickle.dumps((function, completions, columns)) for function in functions]
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_scored, payload).result(timeout=300)
+        return list(pool.map(_scored, payloads, timeout=300))
 
 
 def test_every_reward_object_pickles_with_plain_pickle() -> None:
@@ -79,11 +80,12 @@ def test_a_reward_used_before_pickling_leaves_its_workers_behind(sandbox: Any) -
 def test_copies_in_a_spawned_process_score_what_the_originals_score() -> None:
     light = made_by_factories()[9]
     everything = [light, *light.functions(), light.as_async()]
-    for function in everything:
+    there = in_spawned_process(everything, COMPLETIONS, COLUMNS)
+    for function, values in zip(everything, there, strict=True):
         here = function(COMPLETIONS, **COLUMNS)
         if inspect.isawaitable(here):
             here = asyncio.run(here)
-        assert in_spawned_process(function, COMPLETIONS, COLUMNS) == list(here), function.__name__
+        assert values == list(here), function.__name__
 
 
 @pytest.mark.usefixtures("service")
@@ -91,10 +93,9 @@ def test_a_remote_reward_copy_scores_through_the_service(service: Service) -> No
     with RemoteReward(service.url, "cisq_grpo", token=service.token) as remote:
         here = remote(COMPLETIONS, **COLUMNS)
         functions = remote.functions()
-        there = in_spawned_process(remote, COMPLETIONS, COLUMNS)
-        assert there == here
-        assert in_spawned_process(functions[1], COMPLETIONS, COLUMNS) == \
-            [r.components["pass_rate"] for r in remote.results(COMPLETIONS, **COLUMNS)]
+        whole, component = in_spawned_process([remote, functions[1]], COMPLETIONS, COLUMNS)
+        assert whole == here
+        assert component == [r.components["pass_rate"] for r in remote.results(COMPLETIONS, **COLUMNS)]
 
 
 def test_an_environment_factory_pickles_and_its_copy_judges() -> None:
