@@ -42,7 +42,7 @@ import httpx
 # absolute imports: verl loads this file by its path, outside the package
 from rewardkit.rewards.coalesce import Coalescer
 from rewardkit.rewards.composite import (
-    TRAINER_KEYS,
+    ComponentFunction,
     RewardFunction,
     RewardResult,
     log_to_trainer,
@@ -50,7 +50,7 @@ from rewardkit.rewards.composite import (
 )
 from rewardkit.rewards.engine import COLUMNS, ConfigError
 from rewardkit.rewards.extract import completion_text
-from rewardkit.rewards.shared_batch import SharedBatch, batch_key
+from rewardkit.rewards.shared_batch import SharedBatch
 from rewardkit.rewards.verl import VERL_KEYWORDS, verl_result, verl_samples
 
 log = logging.getLogger("rewardkit.client")
@@ -169,7 +169,8 @@ class RemoteReward:
 
     def _component_function(self, name: str, shared: SharedBatch[list[RewardResult | None]],
                             logs: bool) -> RewardFunction:
-        return RemoteComponent(self, name, shared, logs)
+        return ComponentFunction(self._results_or_none, name, shared, logs,
+                                 f"rewardkit component {name!r}, computed by {self.url}.")
 
     def _request(self, method: str, path: str, **options: Any) -> Any:
         """The JSON answer.  Transport faults (refused, reset, cut, timed out) and 429/5xx are tried
@@ -234,29 +235,6 @@ def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"column {key!r} cannot be sent as JSON: {exc}") from exc
     return columns
-
-
-class RemoteComponent:
-    """One component of a :class:`RemoteReward` as a reward function of its own (named
-    ``__name__``, and picklable); the functions share one request per batch."""
-
-    def __init__(self, remote: RemoteReward, name: str, shared: SharedBatch[list[RewardResult | None]],
-                 logs: bool) -> None:
-        self.remote, self.name, self.shared, self.logs = remote, name, shared, logs
-        self.__name__ = self.__qualname__ = name
-        self.__doc__ = f"rewardkit component {name!r}, computed by {remote.url}."
-
-    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
-        def evaluate() -> list[RewardResult | None]:
-            results = self.remote._results_or_none(completions, kwargs)
-            return [None] * len(completions) if results is None else list(results)
-
-        key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-        results = self.shared.get(self.name, key, evaluate)
-        scored = [r for r in results if r is not None]
-        if self.logs and len(scored) == len(results):
-            log_to_trainer(kwargs, scored, [])
-        return [None if r is None else r.components.get(self.name) for r in results]
 
 
 # -- verl ---------------------------------------------------------------------------------------------------

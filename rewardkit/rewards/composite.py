@@ -149,14 +149,14 @@ class Reward:
         once for all of them, and a sample left out is left out by all.
         """
         components = [c for c, _ in self.components]
-        shared: SharedBatch[list[RewardResult]] = SharedBatch([c.name for c in components])
+        shared: SharedBatch[list[RewardResult | None]] = SharedBatch([c.name for c in components])
         # statuses are logged once, by a component that runs the code (else the first)
         logger = next((c for c in components if "run" in c.needs), components[0])
         return [self._component_function(c, shared, logs=c is logger) for c in components]
 
-    def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult]],
+    def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult | None]],
                             logs: bool) -> RewardFunction:
-        return ComponentFunction(self, component.name, shared, logs)
+        return ComponentFunction(self.evaluate, component.name, shared, logs)
 
     def as_async(self) -> Callable[..., Coroutine[Any, Any, list[float | None]]]:
         """An async reward for TRL's async path: execution runs in a thread."""
@@ -169,20 +169,28 @@ class Reward:
 # these after their ``__name__``.
 class ComponentFunction:
     """One component of a reward as a reward function of its own; the functions of one reward
-    share each batch's evaluation (:class:`~.shared_batch.SharedBatch`)."""
+    share each batch's evaluation (:class:`~.shared_batch.SharedBatch`).  ``evaluate(completions,
+    columns)`` gives the batch's results, or None when there are none to give (a service that
+    did not answer): every function then gives None for that batch."""
 
-    def __init__(self, reward: Reward, name: str, shared: SharedBatch[list[RewardResult]],
-                 logs: bool) -> None:
-        self.reward, self.name, self.shared, self.logs = reward, name, shared, logs
+    def __init__(self, evaluate: Callable[[list[Any], dict[str, Any]], Sequence[RewardResult] | None],
+                 name: str, shared: SharedBatch[list[RewardResult | None]], logs: bool,
+                 doc: str | None = None) -> None:
+        self.evaluate, self.name, self.shared, self.logs = evaluate, name, shared, logs
         self.__name__ = self.__qualname__ = name
-        self.__doc__ = f"rewardkit component {name!r}."
+        self.__doc__ = doc or f"rewardkit component {name!r}."
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        def batch() -> list[RewardResult | None]:
+            results = self.evaluate(completions, kwargs)
+            return [None] * len(completions) if results is None else list(results)
+
         key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-        results = self.shared.get(self.name, key, lambda: self.reward.evaluate(completions, kwargs))
-        if self.logs:
-            log_to_trainer(kwargs, results, [])
-        return [r.components[self.name] for r in results]
+        results = self.shared.get(self.name, key, batch)
+        scored = [r for r in results if r is not None]
+        if self.logs and len(scored) == len(results):
+            log_to_trainer(kwargs, scored, [])
+        return [None if r is None else r.components.get(self.name) for r in results]
 
 
 class AsyncReward:
