@@ -32,10 +32,10 @@ Timed, interleaved round by round (the order alternates), each side over the sam
 
 * per-sample calls as verl makes them: verl's reward loop calls the function once per
   sample, a chunk's samples at once from its event loop's thread pool (min(32, CPUs + 4)
-  threads; :mod:`.verl_calls`).  rewardkit's is ``rewardkit.rewards.verl.compute_score``
-  with ``cisq_grpo`` (its default preset: code block, pass rate, static quality), and the
-  pass rate alone (what ``prime_code`` computes; no preset is that, so :func:`pass_rate_fn`
-  builds it, its calls gathered as ``compute_score`` gathers them), both with a per-case
+  threads; :mod:`.verl_calls`), and awaits a coroutine function's calls, all of the chunk's
+  at once.  rewardkit's are ``rewardkit.rewards.verl.compute_score`` (threads) and
+  ``compute_score_async`` (awaited), each with ``cisq_grpo`` (its default preset: code block,
+  pass rate, static quality) and ``pass_rate`` (what ``prime_code`` computes), with a per-case
   limit of :data:`TIME_S`; verl's is ``prime_code`` as above;
 * the batched path: ``Sandbox.run_many`` on every sample, as tasks per second per core.
 
@@ -74,10 +74,7 @@ from typing import Any
 import psutil
 
 from rewardkit.benchmarks.perf.verl_calls import verl_manager, verl_wrap
-from rewardkit.rewards import components, verl
-from rewardkit.rewards.coalesce import Coalescer
-from rewardkit.rewards.composite import Reward
-from rewardkit.rewards.engine import Engine
+from rewardkit.rewards import verl
 from rewardkit.sandbox import Limits, Sandbox, TestSuite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,20 +227,6 @@ def prime_score_fn(prime_code: ModuleType) -> Callable[..., dict[str, float]]:
     return compute_score
 
 
-def pass_rate_fn(limits: Limits) -> Callable[..., dict[str, float]]:
-    """``rewardkit.rewards.verl.compute_score`` with the pass rate as the whole reward: verl's
-    form, its calls gathered as ``compute_score`` gathers them."""
-    reward = Reward([(components.pass_rate(), 1.0)], Engine(limits=limits), name="pass_rate")
-    coalescer: Coalescer[dict[str, Any], Any] = Coalescer(reward.score, isolate=(Exception,),
-                                                           name="bench-pass-rate")
-
-    def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
-                      extra_info: dict[str, Any] | None = None) -> dict[str, float]:
-        [sample] = verl.verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
-        return verl.verl_result(coalescer(sample))
-    return compute_score
-
-
 Judge = Callable[[list[Sample], str], list[float]]
 
 
@@ -348,8 +331,8 @@ def rate_lines(n: int, t: Timings, baseline: str | None) -> list[str]:
             ratios = [b / w for b, w in zip(t.walls[baseline], walls, strict=True)]
             ratio = (f"  {statistics.median(ratios):.2f}x {baseline} (rounds: "
                      f"{', '.join(f'{r:.2f}' for r in ratios)})")
-        lines.append(f"  {name:34s} {n / median:7.2f} samples/s, {n / median / cores:6.2f} per core{ratio}")
-        lines.append(f"  {'':34s} CPU per sample {sum(parts):.1f} ms ("
+        lines.append(f"  {name:40s} {n / median:7.2f} samples/s, {n / median / cores:6.2f} per core{ratio}")
+        lines.append(f"  {'':40s} CPU per sample {sum(parts):.1f} ms ("
                      + ", ".join(f"{part} {ms:.1f}" for part, ms in zip(CPU_PARTS, parts, strict=True)) + ")")
     return lines
 
@@ -407,9 +390,11 @@ def main() -> None:
         print(f"verl {verl_version(args.verl_path)} prime_code from {args.verl_path}")
     else:
         print(f"verl prime_code: skipped, no verl wheel at {args.verl_path} (make .cache/verl/.stamp)")
-    judges["rewardkit compute_score cisq_grpo"] = per_sample(
-        verl_wrap(verl.compute_score, preset="cisq_grpo", limits={"time_s": TIME_S}), "pass_rate")
-    judges["rewardkit compute_score pass rate"] = per_sample(pass_rate_fn(limits), "pass_rate")
+    for preset in ("cisq_grpo", "pass_rate"):
+        for name, function in (("compute_score", verl.compute_score),
+                               ("compute_score_async", verl.compute_score_async)):
+            judges[f"rewardkit {name} {preset}"] = per_sample(
+                verl_wrap(function, preset=preset, limits={"time_s": TIME_S}), "pass_rate")
     with sandbox_for(limits) as sandbox:
         judges["rewardkit Sandbox.run_many"] = batched(sandbox)
         for judge in judges.values():  # start workers and pools, as a trainer's first step does
@@ -437,7 +422,7 @@ def main() -> None:
             for name, walls in spent.items():
                 if name != baseline:
                     ratios = [b / w for b, w in zip(spent[baseline], walls, strict=True)]
-                    print(f"  {name:34s} {statistics.median(ratios):5.2f}x (rounds: "
+                    print(f"  {name:40s} {statistics.median(ratios):5.2f}x (rounds: "
                           f"{', '.join(f'{r:.2f}' for r in ratios)})")
         fast = sets["passing or failing fast"]
         if fast:

@@ -14,7 +14,8 @@ SCRIPT = ROOT / "benchmarks" / "perf" / "bench_throughput.py"
 DATA = ROOT.parent / "shared" / "data" / "apps_train_coderl5.jsonl"
 PRIME_CODE = ROOT / ".cache" / "verl" / "verl" / "utils" / "reward_score" / "prime_code"
 LIMIT = 3
-REWARDKIT = ("rewardkit compute_score cisq_grpo", "rewardkit compute_score pass rate",
+REWARDKIT = ("rewardkit compute_score cisq_grpo", "rewardkit compute_score_async cisq_grpo",
+             "rewardkit compute_score pass_rate", "rewardkit compute_score_async pass_rate",
              "rewardkit Sandbox.run_many")
 
 
@@ -51,4 +52,4 @@ def test_verdicts_agree_with_verl_prime_code(printed: str) -> None:
         pytest.skip("the verl wheel is not installed in .cache/verl (make .cache/verl/.stamp)")
     for name in REWARDKIT:
         assert agreement(printed, name, "verl prime_code per sample") == (LIMIT, LIMIT, LIMIT)
-    assert re.search(r"rewardkit compute_score pass rate\s+[\d.]+x \(rounds", printed), printed
+    assert re.search(r"rewardkit compute_score pass_rate\s+[\d.]+x \(rounds", printed), printed
