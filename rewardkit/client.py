@@ -104,13 +104,17 @@ class RemoteReward:
         log_to_trainer(kwargs, results, list(results[0].components) if results else [])
         return [r.value for r in results]
 
-    def functions(self) -> list[RewardFunction]:
+    def functions(self, weighted: bool = False) -> list[RewardFunction]:
         """One function per component, named after it, for ``reward_funcs`` (with ``reward_weights=
-        self.weights``).  The functions share one request per batch, and its outcome: when it
-        failed, every function gives ``None`` for that batch (see :mod:`.rewards.shared_batch`)."""
-        names = list(self.components)
-        shared: SharedBatch[list[RewardResult | None]] = SharedBatch(names)
-        return [self._component_function(name, shared, logs=i == 0) for i, name in enumerate(names)]
+        self.weights``; ``weighted=True`` for a trainer without weights, as
+        :meth:`rewardkit.rewards.Reward.functions`).  The functions share one request per batch,
+        and its outcome: when it failed, every function gives ``None`` for that batch (see
+        :mod:`.rewards.shared_batch`)."""
+        shared: SharedBatch[list[RewardResult | None]] = SharedBatch(list(self.components))
+        return [ComponentFunction(self._results_or_none, name, shared, logs=i == 0,
+                                  doc=f"rewardkit component {name!r}, computed by {self.url}.",
+                                  weight=weight if weighted else 1.0)
+                for i, (name, weight) in enumerate(self.components.items())]
 
     @property
     def components(self) -> dict[str, float]:
@@ -166,11 +170,6 @@ class RemoteReward:
             log.warning("rewardkit service unreachable, %d rewards left out (None): %s",
                         len(completions), exc)
             return None
-
-    def _component_function(self, name: str, shared: SharedBatch[list[RewardResult | None]],
-                            logs: bool) -> RewardFunction:
-        return ComponentFunction(self._results_or_none, name, shared, logs,
-                                 f"rewardkit component {name!r}, computed by {self.url}.")
 
     def _request(self, method: str, path: str, **options: Any) -> Any:
         """The JSON answer.  Transport faults (refused, reset, cut, timed out) and 429/5xx are tried

@@ -141,22 +141,23 @@ class Reward:
         return value, detail
 
     # -- handing components to a trainer ------------------------------------------------------
-    def functions(self) -> list[RewardFunction]:
+    def functions(self, weighted: bool = False) -> list[RewardFunction]:
         """One function per component, named after it, for ``reward_funcs``.
 
-        Pass ``reward_weights=reward.weights`` alongside.  The functions share
-        one evaluation of each batch (:mod:`.shared_batch`): a completion runs
+        Pass ``reward_weights=reward.weights`` alongside.  A trainer that sums its reward
+        functions unweighted (TRL's async GRPO, whose config has no ``reward_weights``) takes
+        ``weighted=True``: each function then gives its component's value times its weight, so
+        the sum is the reward's total and each component is still logged on its own.  The
+        functions share one evaluation of each batch (:mod:`.shared_batch`): a completion runs
         once for all of them, and a sample left out is left out by all.
         """
         components = [c for c, _ in self.components]
         shared: SharedBatch[list[RewardResult | None]] = SharedBatch([c.name for c in components])
         # statuses are logged once, by a component that runs the code (else the first)
         logger = next((c for c in components if "run" in c.needs), components[0])
-        return [self._component_function(c, shared, logs=c is logger) for c in components]
-
-    def _component_function(self, component: Component, shared: SharedBatch[list[RewardResult | None]],
-                            logs: bool) -> RewardFunction:
-        return ComponentFunction(self.evaluate, component.name, shared, logs)
+        return [ComponentFunction(self.evaluate, c.name, shared, logs=c is logger,
+                                  weight=weight if weighted else 1.0)
+                for c, weight in self.components]
 
     def as_async(self) -> Callable[..., Coroutine[Any, Any, list[float | None]]]:
         """An async reward for TRL's async path: execution runs in a thread."""
@@ -171,12 +172,14 @@ class ComponentFunction:
     """One component of a reward as a reward function of its own; the functions of one reward
     share each batch's evaluation (:class:`~.shared_batch.SharedBatch`).  ``evaluate(completions,
     columns)`` gives the batch's results, or None when there are none to give (a service that
-    did not answer): every function then gives None for that batch."""
+    did not answer): every function then gives None for that batch.  Values are multiplied by
+    ``weight``."""
 
     def __init__(self, evaluate: Callable[[list[Any], dict[str, Any]], Sequence[RewardResult] | None],
                  name: str, shared: SharedBatch[list[RewardResult | None]], logs: bool,
-                 doc: str | None = None) -> None:
+                 doc: str | None = None, weight: float = 1.0) -> None:
         self.evaluate, self.name, self.shared, self.logs = evaluate, name, shared, logs
+        self.weight = weight
         self.__name__ = self.__qualname__ = name
         self.__doc__ = doc or f"rewardkit component {name!r}."
 
@@ -190,7 +193,8 @@ class ComponentFunction:
         scored = [r for r in results if r is not None]
         if self.logs and len(scored) == len(results):
             log_to_trainer(kwargs, scored, [])
-        return [None if r is None else r.components.get(self.name) for r in results]
+        values = [None if r is None else r.components.get(self.name) for r in results]
+        return [None if v is None else v * self.weight for v in values]
 
 
 class AsyncReward:
