@@ -29,15 +29,17 @@ Arguments: ``ground_truth`` is the ``tests`` column, passed through as verl has 
 ``language``, ``reference_metrics``).  verl's ``custom_reward_function.reward_kwargs``
 arrive as keywords (``verl/trainer/ppo/reward.py``, ``get_custom_reward_fn``): ``preset``
 (else ``$REWARDKIT_PRESET``, else ``cisq_grpo``) and the preset's options (``objective``,
-``format_penalty``, ``limits``, ``strict``).  One reward per distinct (preset, options) is
-built at its first call and kept; an unknown preset or option raises :class:`ConfigError`.
+``format_penalty``, ``limits``, ``strict``), and ``fault``.  One reward per distinct (preset,
+options) is built at its first call and kept; an unknown preset or option raises :class:`ConfigError`.
 
 The result is verl's dict form, ``{"score": <reward>, <component>: <value>, ...,
 "rewardkit_fault": 0.0}``: every manager but ``prime`` takes ``"score"`` as the reward
 and logs the other keys as ``reward_extra_info``, which must hold numbers and the same
 keys for every sample (the reward loop reads the keys of the first sample).  verl needs
-a number, so a sample left without a reward by an infrastructure fault (the sandbox's)
-gets 0.0 for the score and every component, ``rewardkit_fault`` 1.0, and a warning.
+a number (no manager drops a sample: see :mod:`.faults`), so a sample left without a reward
+by an infrastructure fault (the sandbox's) gets ``reward_kwargs.fault`` (default 0.0) for the
+score, 0.0 for every component, ``rewardkit_fault`` 1.0, and a warning; ``fault: raise``
+raises :class:`~.faults.RewardFault` instead (the step fails); ``skip`` is refused.
 
 In a verl config::
 
@@ -47,13 +49,13 @@ In a verl config::
       reward_kwargs:
         preset: quality_efficiency
         objective: time
+        fault: 0.0
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -63,13 +65,11 @@ from typing import Any
 from rewardkit.rewards.coalesce import Coalescer
 from rewardkit.rewards.composite import Reward, RewardResult
 from rewardkit.rewards.engine import ConfigError
+from rewardkit.rewards.faults import FAULT_KEY, Policy, apply, fault_policy
 from rewardkit.rewards.presets import PRESETS
 from rewardkit.sandbox import Limits
 
-log = logging.getLogger("rewardkit.rewards")
-
 PRESET_ENV, DEFAULT_PRESET = "REWARDKIT_PRESET", "cisq_grpo"
-FAULT_KEY = "rewardkit_fault"
 # keywords verl's reward loop adds when a reward model is on, not options of ours
 VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 # preset parameters that are objects, not settings a YAML file can give
@@ -92,7 +92,7 @@ _lock = threading.Lock()
 
 def scorer(**reward_kwargs: Any) -> _Scorer:
     """The reward for verl's ``reward_kwargs`` (built once per distinct preset and options)."""
-    options = {k: _plain(v) for k, v in reward_kwargs.items() if k not in VERL_KEYWORDS}
+    options = {k: _plain(v) for k, v in reward_kwargs.items() if k not in VERL_KEYWORDS and k != "fault"}
     preset = options.pop("preset", None) or os.environ.get(PRESET_ENV) or DEFAULT_PRESET
     key = json.dumps([preset, options], sort_keys=True, default=repr)
     with _lock:
@@ -134,14 +134,20 @@ def _plain(value: Any) -> Any:
 
 
 # -- results in verl's form ----------------------------------------------------------------------
-def verl_result(result: RewardResult) -> dict[str, float]:
+def policy_of(reward_kwargs: Mapping[str, Any]) -> Policy:
+    """The fault policy that verl's ``reward_kwargs.fault`` names (default 0.0; no ``skip``)."""
+    return fault_policy(reward_kwargs.get("fault"), "verl")
+
+
+def verl_result(result: RewardResult, fault_value: Policy = 0.0) -> dict[str, float]:
     """verl's dict form of a result: ``score``, each component, ``rewardkit_fault``; numbers only,
-    the same keys for every sample (0.0 everywhere and ``rewardkit_fault`` 1.0 for a fault)."""
+    the same keys for every sample (for a fault: the policy's score, 0.0 for each component and
+    ``rewardkit_fault`` 1.0, or :class:`~.faults.RewardFault` raised)."""
     fault = result.value is None
-    if fault:
-        log.warning("a sample has no reward (infrastructure fault); verl gets 0.0 for it: %s",
-                    result.info)
-    out = {"score": 0.0 if result.value is None else float(result.value)}
+    score = apply(result.value, fault_value, result.info, who="verl")
+    if score is None:
+        raise ConfigError("verl cannot drop a sample: fault must be 'raise' or a number")
+    out = {"score": float(score)}
     out.update({name: 0.0 if fault or value is None else float(value)
                 for name, value in result.components.items()})
     out[FAULT_KEY] = float(fault)
@@ -163,9 +169,9 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
                   extra_info: dict[str, Any] | None = None, **reward_kwargs: Any) -> dict[str, float]:
     """One sample's reward in verl's dict form; concurrent calls (verl's thread pool) are scored
     as one batch."""
-    run = scorer(**reward_kwargs)
+    policy, run = policy_of(reward_kwargs), scorer(**reward_kwargs)
     [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
-    return verl_result(run.coalescer(sample))
+    return verl_result(run.coalescer(sample), policy)
 
 
 async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any,
@@ -173,9 +179,9 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
                               **reward_kwargs: Any) -> dict[str, float]:
     """:func:`compute_score` for verl's reward loop, which awaits coroutine functions: the calls
     of a chunk, all awaited at once, are scored as one batch in a thread of their own."""
-    run = scorer(**reward_kwargs)
+    policy, run = policy_of(reward_kwargs), scorer(**reward_kwargs)
     [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
-    return verl_result(await run.coalescer.score_async(sample))
+    return verl_result(await run.coalescer.score_async(sample), policy)
 
 
 def compute_score_float(data_source: Any, solution_str: str, ground_truth: Any,
@@ -189,6 +195,6 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
                         extra_infos: Sequence[dict[str, Any] | None] | None = None,
                         **reward_kwargs: Any) -> list[dict[str, float]]:
     """A batch's rewards in verl's dict form, for verl's ``batch`` manager (keywords as above)."""
-    run = scorer(**reward_kwargs)
+    policy, run = policy_of(reward_kwargs), scorer(**reward_kwargs)
     samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
-    return [verl_result(r) for r in run.reward.score(samples)]
+    return [verl_result(r, policy) for r in run.reward.score(samples)]

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..rewards import ConfigError, Reward, RewardResult, components
 from ..rewards.engine import COLUMNS, SUITE_COLUMNS
+from ..rewards.faults import FAULT_KEY, apply, fault_policy
 from ..sandbox.formats import is_foreign
 
 # End-of-sequence and pad texts of common chat models' tokenizers.
@@ -133,19 +134,27 @@ def with_pass_rate(reward: Reward) -> Reward:
     return reward.with_components((components.pass_rate(), 0.0))
 
 
-def answer_body(results: Sequence[RewardResult], names: Sequence[str]) -> dict[str, Any]:
-    """OpenRLHF's answer: a list per key, a number per sample (0.0 for a sample without a value,
-    after a sandbox fault: OpenRLHF turns every value into a tensor, and has no use for null).
+def answer_body(results: Sequence[RewardResult], names: Sequence[str],
+                fault: str | float | None = None) -> dict[str, Any]:
+    """OpenRLHF's answer: a list per key, a number per sample.
 
     ``rewards``: the preset's signed total.  ``scores``: the fraction of the tests passed, in
     [0, 1], the accuracy that dynamic filtering (DAPO's dynamic sampling) averages over a
     prompt's samples: a prompt whose samples all pass every test or all pass none is dropped
     (a pass rate rather than a 0/1 verdict, so partial credit keeps a prompt).  ``extra_logs``:
-    each component named in ``names``, in order.
+    each component named in ``names``, in order, then ``rewardkit_fault``.
+
+    OpenRLHF turns every value into a tensor and cannot drop a sample (:mod:`..rewards.faults`),
+    so a sample left without a value by a sandbox fault gets the ``fault`` policy's reward
+    (default 0.0), 0.0 for its score and components, and ``rewardkit_fault`` 1.0; ``"raise"``
+    raises :class:`~..rewards.faults.RewardFault` (an error answer, which OpenRLHF retries).
     """
-    return {"rewards": [_number(r.value) for r in results],
+    policy = fault_policy(fault, "openrlhf")
+    rewards = [apply(r.value, policy, r.info, who="OpenRLHF") for r in results]
+    return {"rewards": [_number(value) for value in rewards],
             "scores": [_number(r.components.get(PASS_RATE)) for r in results],
-            "extra_logs": {name: [_number(r.components.get(name)) for r in results] for name in names}}
+            "extra_logs": {**{name: [_number(r.components.get(name)) for r in results] for name in names},
+                           FAULT_KEY: [float(r.value is None) for r in results]}}
 
 
 def _number(value: float | None) -> float:

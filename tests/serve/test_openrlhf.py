@@ -46,7 +46,7 @@ def test_the_answer_has_openrlhf_s_shape(service: Service) -> None:
     responses = [f"```python\n{BARE}```<|im_end|>", "```python\nprint(0)\n```<|im_end|>"]
     data = post(service, [PROMPT] * 2, responses, [json.dumps(STDIO)] * 2)
     assert set(data) == {"rewards", "scores", "extra_logs"}
-    assert list(data["extra_logs"]) == ["code_block_format", "pass_rate", "quality"]
+    assert list(data["extra_logs"]) == ["code_block_format", "pass_rate", "quality", "rewardkit_fault"]
     for values in [data["rewards"], data["scores"], *data["extra_logs"].values()]:
         assert len(values) == 2 and all(isinstance(v, float) for v in values)
     assert data["scores"] == data["extra_logs"]["pass_rate"] == [1.0, 0.0]
@@ -137,7 +137,8 @@ def test_scores_are_the_pass_rate_in_0_1_while_rewards_stay_signed(service: Serv
     assert min(data["rewards"]) < 0 and all(0.0 <= s <= 1.0 for s in data["scores"])
     assert data["scores"] == [1.0, pytest.approx(1 / 3), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     assert data["scores"] == data["extra_logs"]["pass_rate"]
-    assert list(data["extra_logs"]) == ["afterburner_format", "transition", "efficiency_memory", "pass_rate"]
+    assert list(data["extra_logs"]) == ["afterburner_format", "transition", "efficiency_memory", "pass_rate",
+                                        "rewardkit_fault"]
     bare = [r.removesuffix("<|im_end|>") for r in responses]
     columns = {"tests": [STDIO] * count, "baseline_code": [baseline] * count}
     local = afterburner("memory", engine=engine).evaluate(bare, columns)
@@ -167,7 +168,7 @@ def test_a_label_is_a_suite_or_an_object_of_columns(service: Service, http: http
     data = post(service, ["Double n.\n"] * 2, responses, [label, label])
     expected = http.post("/score", json={"completions": responses, "columns": {"tests": [STDIO] * 2}}).json()
     assert data["rewards"] == expected["rewards"]
-    assert data["extra_logs"] == expected["components"]
+    assert data["extra_logs"] == {**expected["components"], "rewardkit_fault": [0.0, 0.0]}
     assert data["scores"] == expected["components"]["pass_rate"] == [1.0, 0.0]
 
 
