@@ -24,13 +24,17 @@ numbers can be compared with the paper's.  Sources (facts only):
 
 from __future__ import annotations
 
+import itertools
+import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .types import ExecutionResult, Limits
 
 STATISTICS = ("median", "mean")
+# the metrics a paired measurement compares with the neighbouring baseline runs
+PAIRED_METRICS = ("time_s", "wall_s", "peak_memory_kb", "integral_kb_s")
 CLOCKS = ("cpu", "wall")
 
 
@@ -91,3 +95,70 @@ def protocol(name: str | MeasurementProtocol) -> MeasurementProtocol:
     except (KeyError, TypeError):
         raise ValueError(f"unknown measurement protocol {name!r}; choose one of "
                          f"{', '.join(sorted(PROTOCOLS))}") from None
+
+
+@dataclass
+class PairedResult:
+    """A baseline and candidates measured in interleaved rounds on one worker.
+
+    ``baseline`` and each of ``candidates`` are their runs combined as
+    :meth:`Sandbox.run` combines repeats (same verdicts, medians, spread).
+    ``ratios[i][metric]`` holds candidate ``i``'s per-round ratios to the
+    baseline (:func:`paired_ratios`), empty unless both passed every run;
+    ``noise[metric]`` is the spread of one such ratio (:func:`pair_noise`);
+    ``rounds`` is how many rounds were run.
+    """
+
+    baseline: ExecutionResult
+    candidates: list[ExecutionResult]
+    ratios: list[dict[str, list[float]]] = field(default_factory=list)
+    noise: dict[str, float] = field(default_factory=dict)
+    rounds: int = 0
+
+
+def paired_ratios(baselines: Sequence[ExecutionResult],
+                  rounds: Sequence[Sequence[tuple[int, ExecutionResult]]],
+                  count: int) -> list[dict[str, list[float]]]:
+    """Each candidate's per-round ratios to the baseline runs on either side of its round.
+
+    ``baselines[r]`` ran just before round ``r`` and ``baselines[r + 1]`` just after it;
+    ``rounds[r]`` lists ``(candidate index, result)`` in the order they ran.  The baseline a
+    run is compared with is interpolated between the two by the run's place in its round, so
+    a host whose speed drifts steadily during a round shifts both sides alike.  A candidate
+    (or a round) with a run that did not pass, or a baseline value of 0, gives no ratio.
+    """
+    ratios: list[dict[str, list[float]]] = [{name: [] for name in PAIRED_METRICS} for _ in range(count)]
+    for index, runs in enumerate(rounds):
+        before, after = baselines[index:index + 2] if index + 1 < len(baselines) else (None, None)
+        if before is None or after is None or not (before.passed and after.passed):
+            continue
+        for place, (candidate, result) in enumerate(runs):
+            if not result.passed:
+                continue
+            weight = (place + 1) / (len(runs) + 1)
+            for name in PAIRED_METRICS:
+                reference = (1 - weight) * float(getattr(before, name)) + weight * float(getattr(after, name))
+                if reference > 0:
+                    ratios[candidate][name].append(float(getattr(result, name)) / reference)
+    return ratios
+
+
+def pair_noise(ratios: Sequence[dict[str, list[float]]],
+               baselines: Sequence[ExecutionResult]) -> dict[str, float]:
+    """The spread of one paired ratio, per metric: a robust standard deviation of its logarithm.
+
+    It is taken from the differences that are noise alone: between two rounds' ratios of one
+    candidate, and between successive runs of the baseline, ``|log a - log b|``, whose
+    median is ``0.6745·sqrt(2)·σ`` for normal noise of deviation ``σ``.  The median keeps a
+    slow spell in one run from setting the figure.  0 where there are no such differences.
+    """
+    noise = {}
+    for name in PAIRED_METRICS:
+        gaps = []
+        for paired in ratios:
+            logs = [math.log(v) for v in paired.get(name, []) if v > 0]
+            gaps += [abs(a - b) for i, a in enumerate(logs) for b in logs[i + 1:]]
+        runs = [math.log(v) for v in (float(getattr(r, name)) for r in baselines if r.passed) if v > 0]
+        gaps += [abs(a - b) for a, b in itertools.pairwise(runs)]
+        noise[name] = statistics.median(gaps) / (0.6745 * math.sqrt(2)) if gaps else 0.0
+    return noise

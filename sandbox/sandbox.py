@@ -13,13 +13,13 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from typing import Any, Protocol
 
 from . import judge, measurement
 from .backends.process import WorkerProcess
 from .link import WorkerFault
-from .measurement import MeasurementProtocol
+from .measurement import MeasurementProtocol, PairedResult, pair_noise, paired_ratios
 from .packages import DEFAULT_PACKAGES, package_paths
 from .referee import needs_referee
 from .runtime.languages import resolve_language
@@ -31,6 +31,7 @@ log = logging.getLogger("rewardkit.sandbox")
 BACKENDS = ("local", "docker", "ray")
 METERS = ("time", "instructions")
 Job = tuple[str, Any] | tuple[str, Any, str]
+Runner = Callable[[str, TestSuite, str, Limits, str], ExecutionResult]
 
 
 class NotAdmitted(RuntimeError):
@@ -55,6 +56,11 @@ class WorkerPool:
         self._all: weakref.WeakSet[WorkerProcess] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._closed = False
+
+    @property
+    def fresh(self) -> bool:
+        """Whether each job gets a worker of its own, thrown away after it."""
+        return self._fresh
 
     @contextmanager
     def lease(self) -> Iterator[WorkerProcess]:
@@ -207,6 +213,41 @@ class PoolExecutor:
                 break
         return ExecutionResult.sandbox_error(fault, len(suite))
 
+    @contextmanager
+    def held(self) -> Iterator[Runner]:
+        """A runner of jobs, like :meth:`execute`, that keeps one worker (and referee) for all the
+        jobs it runs, so they are measured in the same place.  A worker that fails is replaced
+        and the job tried once more on the new one when it had not begun.  A fresh pool (one
+        worker per job) gives :meth:`execute` itself: its jobs never share a worker."""
+        if self._pool.fresh:
+            yield self.execute
+            return
+        with ExitStack() as held:
+            current: list[tuple[WorkerProcess, ExitStack]] = []
+
+            def run(code: str, suite: TestSuite, language: str, limits: Limits,
+                    meter: str) -> ExecutionResult:
+                for attempt in (1, 2):
+                    try:
+                        if not current:
+                            lease = held.enter_context(ExitStack())
+                            current.append((lease.enter_context(self._pool.lease()), lease))
+                        worker, lease = current[0]
+                        with self._referee(suite) as referee:
+                            return judge.execute(worker, code, suite, language, limits, meter, referee)
+                    except WorkerFault as exc:
+                        fault, again = str(exc), not exc.started
+                    except Exception as exc:  # the pool could not start a worker
+                        fault, again = f"could not start a sandbox worker: {type(exc).__name__}: {exc}", True
+                    if current:  # give the failed worker back (the pool closes it) before another
+                        current.pop()[1].close()
+                    log.warning("%s (attempt %d)", fault, attempt)
+                    if not again:
+                        break
+                return ExecutionResult.sandbox_error(fault, len(suite))
+
+            yield run
+
     def isolation(self) -> dict[str, Any]:
         """The isolation a live worker reported when it started."""
         with self._pool.lease() as worker:
@@ -302,16 +343,7 @@ class Sandbox:
     def run(self, code: str, suite: TestSuite | dict[str, Any] | str, language: str = "python",
             limits: Limits | None = None, repeats: int | None = None) -> ExecutionResult:
         """Run ``code`` against ``suite``; never raises because of what the code does."""
-        if self._closed:
-            raise RuntimeError("this Sandbox is closed")
-        parsed = suite if isinstance(suite, TestSuite) else TestSuite.from_dict(suite)
-        refused = parsed.kind.refusal(resolve_language(language).name)
-        if refused is not None:
-            raise ValueError(refused)
-        if isinstance(code, bytes):
-            code = code.decode("utf-8", "replace")
-        if not isinstance(code, str):
-            raise TypeError(f"code must be str, got {type(code).__name__}")
+        code, parsed = self._checked(code, suite, language)
         limits = limits or self.limits
         first = self._run_once(code, parsed, language, limits)
         count = repeats or self.repeats
@@ -319,6 +351,54 @@ class Sandbox:
             return first
         runs = [first] + [self._run_once(code, parsed, language, limits) for _ in range(count - 1)]
         return combine_runs(runs, self.protocol)
+
+    def run_paired(self, baseline: str, candidates: Sequence[str],
+                   suite: TestSuite | dict[str, Any] | str, language: str = "python",
+                   limits: Limits | None = None, rounds: int | None = None) -> PairedResult:
+        """Measure ``candidates`` against ``baseline`` in interleaved rounds on one worker.
+
+        The runs go baseline, c1 … cG, baseline, cG … c1, baseline, … for ``rounds`` rounds
+        (default: ``repeats``), each candidate's order reversed every other round, so that
+        each candidate run has a baseline run on either side of its round, taken on the same
+        worker moments apart (:func:`.measurement.paired_ratios`).  A candidate stops at
+        its first run that does not pass, and so does the baseline, so each verdict is the
+        one :meth:`run` with that many repeats gives; a failed baseline leaves no ratios.
+        The baseline runs once more than the candidates.  ``admission`` is entered once
+        around the whole measurement.
+        """
+        base, parsed = self._checked(baseline, suite, language)
+        codes = [self._checked(code, parsed, language)[0] for code in candidates]
+        limits, count = limits or self.limits, rounds or self.repeats
+        if count < 1:
+            raise ValueError("rounds must be at least 1")
+        held: Callable[[], AbstractContextManager[Runner]] = getattr(
+            self._executor, "held", lambda: nullcontext(self._executor.execute))
+        try:
+            with self._admission(), held() as run:
+                base_runs = [run(base, parsed, language, limits, self.meter)]
+                runs: list[list[ExecutionResult]] = [[] for _ in codes]
+                rounds_run: list[list[tuple[int, ExecutionResult]]] = []
+                for index in range(count):
+                    active = [i for i, done in enumerate(runs) if all(r.passed for r in done)]
+                    if not active and not base_runs[-1].passed:
+                        break
+                    order = active[::-1] if index % 2 else active
+                    rounds_run.append([(i, run(codes[i], parsed, language, limits, self.meter))
+                                       for i in order])
+                    for i, result in rounds_run[-1]:
+                        runs[i].append(result)
+                    if base_runs[-1].passed:
+                        base_runs.append(run(base, parsed, language, limits, self.meter))
+        except NotAdmitted as exc:
+            refused = ExecutionResult.sandbox_error(f"not run: {exc}", len(parsed))
+            return PairedResult(refused, [refused for _ in codes], [{} for _ in codes])
+        results = [combine_runs(done, self.protocol) for done in runs]
+        ratios = paired_ratios(base_runs, rounds_run, len(codes))
+        reference = combine_runs(base_runs, self.protocol)
+        for result, paired in zip(results, ratios, strict=True):
+            if not (result.passed and reference.passed):
+                paired.clear()
+        return PairedResult(reference, results, ratios, pair_noise(ratios, base_runs), len(rounds_run))
 
     def run_many(self, jobs: Iterable[Job], language: str = "python",
                  limits: Limits | None = None, repeats: int | None = None) -> list[ExecutionResult]:
@@ -356,6 +436,22 @@ class Sandbox:
         self.close()
 
     # -- internals ----------------------------------------------------------------------------
+    def _checked(self, code: str, suite: TestSuite | dict[str, Any] | str,
+                 language: str) -> tuple[str, TestSuite]:
+        """The code as text and the suite parsed; ValueError for a suite the language cannot
+        run, TypeError for code that is not text, RuntimeError once closed."""
+        if self._closed:
+            raise RuntimeError("this Sandbox is closed")
+        parsed = suite if isinstance(suite, TestSuite) else TestSuite.from_dict(suite)
+        refused = parsed.kind.refusal(resolve_language(language).name)
+        if refused is not None:
+            raise ValueError(refused)
+        if isinstance(code, bytes):
+            code = code.decode("utf-8", "replace")
+        if not isinstance(code, str):
+            raise TypeError(f"code must be str, got {type(code).__name__}")
+        return code, parsed
+
     def _run_once(self, code: str, suite: TestSuite, language: str,
                   limits: Limits) -> ExecutionResult:
         try:
