@@ -1,93 +1,137 @@
-"""Benchmark of the efficiency noise floor: identical code measured in separate processes.
+"""Benchmark of the efficiency reward on a drifting host: paired rounds against a cached baseline.
 
-The floor (:func:`rewardkit.rewards.components.noise_floor_for`) decides when
-a measured gain is real.  Its lower bound is the meter's noise *between*
-processes, which back-to-back repeats in one worker understate.  Run
-``python benchmarks/perf/bench_noise_floor.py [PROCESSES] [RUNS]`` (default
-4 and 6).  For each program (about 3 ms of work, and about 80 ms) it starts
-PROCESSES fresh sandboxes, takes RUNS measurements of ``repeats=3`` in each,
-and compares every measurement with those of the other processes, the way a
-reward compares a candidate with a baseline measured earlier.  It prints:
+A trainer keeps one reward object for a run.  Here one ``efficiency("time")``
+reward (its own engine, ``repeats=3``) scores SAMPLES GRPO-shaped groups spread
+over time (a pause of GAP seconds between them), each group a baseline and
+eight candidates: four renamed copies of the baseline (identical work), and
+programs doing 1.5x, 1/1.5, 1.25x and 1/1.25 of its work.  Every group has
+fresh names, so nothing is read from a cache.  Two ways of scoring are compared:
 
-* the relative gain between identical code at the median, p95 and worst, next
-  to the floor the reward applies to those pairs;
-* how many of those pairs the efficiency reward scores other than 0, with the
-  floor and with ``noise_floor=0.0`` (the Afterburner paper's, every
-  difference counts), next to each other.
+* **paired** (the default when rows give ``baseline_code``): the group and its
+  baseline run in interleaved rounds on one worker, each gain the median over
+  rounds of the ratio to the neighbouring baseline runs;
+* **cached baseline** (rows giving ``baseline_metrics``, the unpaired path): the
+  baseline measured once at the start and reused, against the same candidate
+  measurements.
+
+A fixed calibration loop, timed in this process before every group, shows how
+much the machine's speed drifted during the run.  Run
+``python benchmarks/perf/bench_noise_floor.py [SAMPLES] [GAP]`` (default 20 and 1).
+It prints, dated, the share of samples in which identical code scores 0, the
+faster programs score above 0 and the slower below, next to the issue's goals
+(95%, 90% at 1.5x, 80% at 1.25x).
 """
 
 from __future__ import annotations
 
-import json
+import datetime
+import os
 import statistics
-import subprocess
 import sys
-from dataclasses import asdict
+import time
+from collections.abc import Callable
+from typing import Any
 
-from rewardkit.rewards import formulas
-from rewardkit.rewards.components import noise_floor_for
-from rewardkit.rewards.engine import METRIC_OF, Metrics
+from rewardkit import rewards
+from rewardkit.rewards import Engine
+from rewardkit.trainers.datasets import answer_text
 
-PROGRAMS = {  # name -> (code, inputs of its three cases)
-    "3 ms": ("n = int(input())\nprint(n * (n + 1) // 2)\n", [3, 100, 1000]),
-    "80 ms": ("n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\nprint(total)\n",
-              [500_000] * 3),
-}
-OBJECTIVES = ("time", "memory")
-
-
-def measure(name: str, runs: int) -> None:
-    """In a fresh process: ``runs`` measurements of the program with repeats=3, as JSON on stdout."""
-    from rewardkit.sandbox import Sandbox
-
-    code, inputs = PROGRAMS[name]
-    suite = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}
-                                        for n in inputs]}
-    with Sandbox(workers=1, repeats=3) as sandbox:
-        sandbox.run(code, suite)  # warm-up
-        results = [sandbox.run(code, suite) for _ in range(runs)]
-    print(json.dumps([asdict(Metrics.from_result(r)) for r in results if r.passed]))
+N = 1_000_000  # numbers summed per case: about 20 ms of CPU on the development machine
+CASES = 2
+# name -> (work relative to the baseline, the sign its gain must have)
+KINDS: dict[str, tuple[float, int]] = {"1.5x": (1.5, -1), "1/1.5": (1 / 1.5, 1),
+                                       "1.25x": (1.25, -1), "1/1.25": (1 / 1.25, 1)}
+COPIES = 4
+GOALS = {"identical": 0.95, "1.5x": 0.90, "1/1.5": 0.90, "1.25x": 0.80, "1/1.25": 0.80}
 
 
-def _quantile(values: list[float], fraction: float) -> float:
-    return values[min(len(values) - 1, int(fraction * len(values)))]
+def program(scale: float, name: str) -> str:
+    """Sum ``scale·n`` numbers in a function whose local is called ``name``; print n(n+1)/2."""
+    return (f"def solve(n):\n    {name} = 0\n    for i in range(int(n * {scale}) + 1):\n"
+            f"        {name} += i\n    return n * (n + 1) // 2\n\n\nprint(solve(int(input())))\n")
 
 
-def report(name: str, processes: int, runs: int) -> None:
-    """Measure ``name`` in ``processes`` processes and print the noise and what the floor does with it."""
-    per_process = [[Metrics.from_dict(m) for m in json.loads(subprocess.run(
-        [sys.executable, __file__, "measure", name, str(runs)], check=True, capture_output=True,
-        text=True).stdout)] for _ in range(processes)]
-    pairs = [(a, b) for i, mine in enumerate(per_process) for j, theirs in enumerate(per_process)
-             if i != j for a in mine for b in theirs]
-    print(f"{name} program, {processes} processes x {runs} measurements (repeats=3), {len(pairs)} pairs")
-    for objective in OBJECTIVES:
-        print(*_noise_lines(objective, pairs), sep="\n")
+def tests(n: int = N, cases: int = CASES) -> dict[str, Any]:
+    """``cases`` stdio cases of ``n``."""
+    return {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}] * cases}
 
 
-def _noise_lines(objective: str, pairs: list[tuple[Metrics, Metrics]]) -> list[str]:
-    """The gain between identical code on ``objective``, and how often the reward scores it."""
-    key = METRIC_OF[objective]
-    gains = sorted(abs(a.value(objective) - b.value(objective)) / a.value(objective) for a, b in pairs)
-    floors = [noise_floor_for(objective, a, b) for a, b in pairs]
-    scored = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective, noise_floor=floor)
-              for (a, b), floor in zip(pairs, floors, strict=True)]
-    paper = [formulas.efficiency_gain(a.value(objective), b.value(objective), objective) for a, b in pairs]
-    return [f"  {key}: gain between identical code p50 {_quantile(gains, 0.5):.1%}, "
-            f"p95 {_quantile(gains, 0.95):.1%}, max {gains[-1]:.1%}; floor applied "
-            f"{statistics.median(floors):.1%} (median)",
-            f"  {key}: pairs scored other than 0: {sum(v != 0 for v in scored) / len(pairs):.1%} with "
-            f"the floor, {sum(v != 0 for v in paper) / len(pairs):.1%} with noise_floor=0 (the paper's)"]
+def group(label: str) -> tuple[str, list[tuple[str, str]]]:
+    """The baseline and ``(kind, code)`` candidates of one sample, named after ``label``."""
+    candidates = [("identical", program(1.0, f"copy_{label}_{i}")) for i in range(COPIES)]
+    candidates += [(kind, program(scale, f"work_{kind.replace('/', '_').replace('.', '_')}_{label}"))
+                   for kind, (scale, _) in KINDS.items()]
+    return program(1.0, f"base_{label}"), candidates
+
+
+def right(kind: str, value: float) -> bool:
+    """Whether a score has the sign its kind's work calls for (0 for identical code)."""
+    return value == 0.0 if kind == "identical" else value * KINDS[kind][1] > 0
+
+
+def calibration() -> float:
+    """Seconds a fixed in-process loop takes now: the machine's speed at this moment."""
+    start = time.process_time()
+    total = 0
+    for i in range(300_000):
+        total += i
+    return time.process_time() - start
+
+
+def run(samples: int, gap: float, suite: dict[str, Any] | None = None,
+        reward: Callable[..., list[float | None]] | None = None) -> dict[str, Any]:
+    """Score ``samples`` groups ``gap`` seconds apart; per kind, the share scored right, paired and
+    against the cached baseline, and the calibration loop's times."""
+    suite = suite or tests()
+    score = reward or rewards.efficiency("time", engine=Engine(repeats=3))
+    cached: dict[str, Any] | None = None
+    right_paired: dict[str, list[bool]] = {kind: [] for kind in GOALS}
+    right_cached: dict[str, list[bool]] = {kind: [] for kind in GOALS}
+    clock: list[float] = []
+    for sample in range(samples):
+        clock.append(calibration())
+        baseline, candidates = group(f"{os.getpid()}_{sample}")
+        completions = [answer_text(code, "plan") for _, code in candidates]
+        paired = score(completions=completions, tests=[suite] * len(candidates),
+                       baseline_code=[baseline] * len(candidates))
+        if cached is None:  # the baseline as a trainer's cache holds it: measured once, first
+            engine = score.engine  # type: ignore[attr-defined]
+            [first] = engine.sandbox.run_many([(baseline, suite)])
+            cached = {"passed": first.passed, "time_s": first.time_s}
+        unpaired = score(completions=completions, tests=[suite] * len(candidates),
+                         baseline_metrics=[cached] * len(candidates))
+        for (kind, _), mine, theirs in zip(candidates, paired, unpaired, strict=True):
+            right_paired[kind].append(mine is not None and right(kind, mine))
+            right_cached[kind].append(theirs is not None and right(kind, theirs))
+        if sample + 1 < samples:
+            time.sleep(gap)
+    clock.append(calibration())
+    return {"paired": right_paired, "cached": right_cached, "clock": clock}
+
+
+def share(values: list[bool]) -> float:
+    """The share of True."""
+    return sum(values) / len(values) if values else 0.0
 
 
 def main(argv: list[str]) -> None:
-    """``measure NAME RUNS`` in a child process; otherwise ``[PROCESSES] [RUNS]``: the report."""
-    if argv[:1] == ["measure"]:
-        measure(argv[1], int(argv[2]))
-        return
-    processes, runs = (int(argv[0]), int(argv[1])) if len(argv) == 2 else (4, 6)
-    for name in PROGRAMS:
-        report(name, processes, runs)
+    """``[SAMPLES] [GAP]``: score the groups and print the shares next to the goals."""
+    samples = int(argv[0]) if argv else 20
+    gap = float(argv[1]) if len(argv) > 1 else 1.0
+    started = time.monotonic()
+    figures = run(samples, gap)
+    clock = [1000 * t for t in figures["clock"]]
+    print(f"{datetime.date.today().isoformat()}: {samples} groups of {COPIES} renamed copies + "
+          f"{', '.join(KINDS)} work, {gap:g} s apart, {time.monotonic() - started:.0f} s in all, "
+          f"{os.cpu_count()} CPUs")
+    low, high = min(clock), max(clock)
+    print(f"calibration loop (in process, before each group): min {low:.1f} ms, median "
+          f"{statistics.median(clock):.1f} ms, max {high:.1f} ms (max/min {high / low:.2f}x)")
+    print(f"{'kind':<10} {'goal':>6} {'paired':>8} {'cached baseline':>16}")
+    for kind, goal in GOALS.items():
+        what = "scored 0" if kind == "identical" else ("< 0" if KINDS[kind][1] < 0 else "> 0")
+        print(f"{kind:<10} {goal:>6.0%} {share(figures['paired'][kind]):>8.0%} "
+              f"{share(figures['cached'][kind]):>16.0%}   ({what})")
 
 
 if __name__ == "__main__":

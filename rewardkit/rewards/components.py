@@ -11,6 +11,7 @@ left out (:mod:`.composite`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ParamSpec
@@ -18,7 +19,7 @@ from typing import Any, ParamSpec
 from ..sandbox import Status
 from ..sandbox.runtime.languages import resolve_language
 from . import formulas
-from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, View
+from .engine import METRIC_OF, OBJECTIVES, ConfigError, Metrics, Paired, View
 
 Scored = tuple[float | None, dict[str, Any]]
 P = ParamSpec("P")
@@ -51,6 +52,10 @@ RESOLUTION: dict[str, dict[str, float]] = {
     "go": {"time": 0.0025, "integral": 10.0},
     "rust": {"time": 0.001, "integral": 3.0},
 }
+# How many standard deviations of a paired gain (the median over rounds of a ratio to the
+# neighbouring baseline runs) the paired noise floor spans: 3 keeps identical code at 0 in
+# well over 95% of samples although each group's deviation is itself estimated from a few runs.
+PAIRED_SIGMAS = 3.0
 # every objective an efficiency reward takes: the sandbox's three meters and the instruction count
 OBJECTIVE_CHOICES = (*OBJECTIVES, "instructions")
 NO_COUNT = ("the 'instructions' objective needs instruction counts: give the reward no engine (the "
@@ -195,7 +200,9 @@ def _measure(metrics: Metrics, objective: str) -> float | None:
 
 
 def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> float:
-    """The relative gain below which ``objective`` counts as unchanged.
+    """The relative gain below which ``objective`` counts as unchanged, for a candidate compared
+    with a baseline measured apart from it (a ``baseline_metrics`` column; rows with a
+    ``baseline_code`` are measured in pairs and use :func:`paired_floor`).
 
     Twice the combined relative spread of the two measurements, ``2·sqrt(s_in² + s_out²)``
     (each spread is the relative MAD of ``repeats`` runs), kept within bounds:
@@ -232,6 +239,22 @@ def noise_floor_for(objective: str, baseline: Metrics, candidate: Metrics) -> fl
     return floor
 
 
+def paired_floor(objective: str, paired: Paired) -> float:
+    """The relative gain below which a paired measurement of ``objective`` counts as unchanged.
+
+    ``PAIRED_SIGMAS·σ·sqrt(π/2)/sqrt(n)``: :data:`PAIRED_SIGMAS` standard deviations of the
+    median of ``n`` rounds' ratios, each ratio's deviation ``σ`` being the spread measured in
+    its group (:func:`rewardkit.sandbox.measurement.pair_noise`: differences between one
+    candidate's rounds and between successive baseline runs, which are noise alone).  The
+    floor follows the host: a quiet one gives a low floor, a drifting one a higher one.
+    """
+    rounds = paired.rounds(objective)
+    if rounds == 0:
+        return 0.0
+    sigma = paired.noise.get(METRIC_OF[objective], 0.0)
+    return PAIRED_SIGMAS * sigma * (math.pi / 2) ** 0.5 / rounds ** 0.5
+
+
 def resolution_for(objective: str, language: str) -> float:
     """The smallest difference in ``objective`` that the meter resolves for ``language``, in the
     objective's unit (:data:`RESOLUTION`); a difference below it is no gain and no loss.
@@ -258,10 +281,17 @@ def efficiency(objective: str = "time", noise_floor: float | None = None,
                upper: float | None = None) -> Component:
     """Afterburner's tanh gain over the baseline on ``objective``; 0 unless both pass.
 
-    A gain counts when it clears both the relative noise floor (:func:`noise_floor_for`) and
-    the language's absolute resolution (:func:`resolution_for`): comment-only copies of a
-    sub-millisecond program differ by as much as they cost.  ``noise_floor`` replaces both
-    (``noise_floor=0.0`` scores every difference, as the Afterburner paper does).
+    Rows that give a ``baseline_code`` are measured in pairs: the rows of a batch sharing it
+    run with it in interleaved rounds on one worker (:meth:`.Engine.views`), and the gain is
+    the median over rounds of the candidate's ratio to the neighbouring baseline runs, so a
+    host whose speed drifts moves both sides alike.  Rows that give ``baseline_metrics``
+    compare with those figures, measured at another time and place: less robust on a
+    drifting host.  A gain counts when it clears both the relative noise floor
+    (:func:`paired_floor` from the spread of the pairs, or :func:`noise_floor_for`
+    unpaired) and the absolute resolution (:func:`resolution_for` per language; memory's
+    :data:`MEMORY_NOISE_KB`): comment-only copies of a sub-millisecond program differ by as
+    much as they cost.  ``noise_floor`` replaces both (``noise_floor=0.0`` scores every
+    difference, as the Afterburner paper does).
 
     ``objective="row"`` (:data:`ROW`) scores each row on its own ``objective``
     column, as the Afterburner seed's GRPO trains on a mix of its three
@@ -283,7 +313,7 @@ def efficiency(objective: str = "time", noise_floor: float | None = None,
             value, info = _efficiency(view, chosen, noise_floor, None)
             return value, {**info, "objective": chosen}
 
-    return Component(f"efficiency_{objective}", compute, frozenset({"run", "baseline"}), 0.0)
+    return Component(f"efficiency_{objective}", compute, frozenset({"run", "baseline", "paired"}), 0.0)
 
 
 def row_objective(view: View) -> str:
@@ -316,6 +346,8 @@ def _efficiency(view: View, objective: str, noise_floor: float | None, upper: fl
         return 0.0, {**_status(view), "why_zero": "the candidate does not pass"}
     if not view.baseline.passed:
         return 0.0, {**_status(view), "why_zero": "the baseline does not pass: no reference"}
+    if view.paired is not None and objective in METRIC_OF:
+        return _paired_efficiency(view, view.baseline, view.paired, objective, noise_floor, upper)
     candidate = Metrics.from_result(view.result)
     e_in, e_out = _measure(view.baseline, objective), _measure(candidate, objective)
     if objective == "instructions" and None in (e_in, e_out):
@@ -330,6 +362,26 @@ def _efficiency(view: View, objective: str, noise_floor: float | None, upper: fl
     value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor, resolution=resolution)
     return value, {**_status(view), "e_in": e_in, "e_out": e_out, "noise_floor": floor,
                    "resolution": resolution}
+
+
+def _paired_efficiency(view: View, baseline: Metrics, paired: Paired, objective: str,
+                       noise_floor: float | None, upper: float | None) -> Scored:
+    """The gain of a candidate measured in rounds with its baseline: the baseline's value
+    against that value times the candidate's median ratio to it, so the clip and the
+    resolution apply in the objective's unit as they do unpaired."""
+    ratio = paired.ratio(objective)
+    if ratio is None:
+        return None, {**_status(view), "error": f"no paired {objective} measurement"}
+    e_in = baseline.value(objective)
+    e_out = e_in * ratio
+    if noise_floor is None:
+        floor = paired_floor(objective, paired)
+        resolution = MEMORY_NOISE_KB if objective == "memory" else resolution_for(objective, view.language)
+    else:  # a floor given is the only one: noise_floor=0.0 scores every difference
+        floor, resolution = noise_floor, 0.0
+    value = formulas.efficiency_gain(e_in, e_out, objective, upper, noise_floor=floor, resolution=resolution)
+    return value, {**_status(view), "e_in": e_in, "e_out": e_out, "ratio": ratio,
+                   "rounds": paired.rounds(objective), "noise_floor": floor, "resolution": resolution}
 
 
 @recipe

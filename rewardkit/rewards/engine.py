@@ -10,15 +10,19 @@ backed by one engine execute each completion once between them.
 
 from __future__ import annotations
 
+import contextvars
 import json
+import statistics
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite, formats
 from ..sandbox.formats import humaneval
+from ..sandbox.measurement import PairedResult
 from ..sandbox.runtime.languages import resolve_language
 from .extract import Text, completion_text, extract_code
 
@@ -29,6 +33,8 @@ SUITE_COLUMNS = formats.COLUMNS
 # The dataset columns that the engine and the components read.
 COLUMNS = tuple(dict.fromkeys((*SUITE_COLUMNS, "language", "baseline_code", "baseline_metrics",
                                "reference_metrics")))
+# the fewest rounds of a paired measurement: one round gives a ratio but no spread to judge it by
+MIN_ROUNDS = 3
 # rewardkit.analyzers keeps process-wide caches and warm tools that are not
 # thread-safe: engines used from several threads (a server, TRL's async path) take turns.
 ANALYSIS_LOCK = threading.Lock()
@@ -73,6 +79,25 @@ class Metrics:
 
 
 @dataclass
+class Paired:
+    """A candidate measured in interleaved rounds with its baseline (:meth:`Sandbox.run_paired`):
+    per sandbox metric, its per-round ratios to the neighbouring baseline runs, and the spread
+    of one ratio measured in its group (:func:`rewardkit.sandbox.measurement.pair_noise`)."""
+
+    ratios: dict[str, list[float]]
+    noise: dict[str, float]
+
+    def ratio(self, objective: str) -> float | None:
+        """The median over rounds of the candidate's ratio on ``objective``; None without one."""
+        values = self.ratios.get(METRIC_OF.get(objective, ""), [])
+        return statistics.median(values) if values else None
+
+    def rounds(self, objective: str) -> int:
+        """How many rounds gave a ratio on ``objective``."""
+        return len(self.ratios.get(METRIC_OF.get(objective, ""), []))
+
+
+@dataclass
 class View:
     """Everything the components may read about one sample."""
 
@@ -85,6 +110,7 @@ class View:
     tests_problem: str | None = None  # why the row's tests could not be read
     result: ExecutionResult | None = None
     baseline: Metrics | None = None
+    paired: Paired | None = None  # set when measured in rounds with its baseline
     report: Any = None  # rewardkit.analyzers.QualityReport
 
     @property
@@ -111,16 +137,27 @@ class Engine:
     ``analyze`` turns distinct sources into quality reports (default:
     :func:`analyze_in_turn`); the reward service passes its own, which shares
     the analysis fairly between requests.
+
+    Rows that share a ``baseline_code`` are measured together with it in ``rounds``
+    interleaved rounds on one worker when a component needs it (``paired``): default the
+    sandbox's ``repeats`` and ``repeats`` here, at least :data:`MIN_ROUNDS`.  The same group
+    (baseline and distinct candidates) seen again reads its measurement from the cache; any
+    other group measures the baseline afresh in its own rounds.
     """
 
     def __init__(self, sandbox: Sandbox | None = None, workers: int | None = None,
                  limits: Limits | None = None, repeats: int = 1, meter: str = "time",
                  cache_size: int = 4096,
-                 analyze: Callable[[list[str]], list[Any]] = analyze_in_turn) -> None:
+                 analyze: Callable[[list[str]], list[Any]] = analyze_in_turn,
+                 rounds: int | None = None) -> None:
+        if rounds is not None and rounds < 1:
+            raise ConfigError("rounds must be at least 1")
         self._sandbox, self._owns_sandbox = sandbox, sandbox is None
         self._analyze = analyze
         self._workers, self._limits, self._repeats, self._meter = workers, limits, repeats, meter
+        self._rounds = rounds
         self._runs: OrderedDict[tuple[str, str, str], ExecutionResult] = OrderedDict()
+        self._pairs: OrderedDict[tuple[tuple[str, str, str], tuple[str, ...]], PairedResult] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.executions = 0  # sandbox runs actually made (for tests and benchmarks)
@@ -130,7 +167,7 @@ class Engine:
         workers.  A sandbox of the engine's own is started again on first use there; one given to
         it pickles as its settings (:meth:`Sandbox.__reduce__`) and the copy owns what it starts."""
         state = {key: value for key, value in vars(self).items() if key != "_lock"}
-        state["_runs"] = OrderedDict()
+        state["_runs"], state["_pairs"] = OrderedDict(), OrderedDict()
         if self._owns_sandbox:
             state["_sandbox"] = None
         state["_owns_sandbox"] = True
@@ -159,8 +196,10 @@ class Engine:
               needs: set[str], format: str | None = None) -> list[View]:
         """One view per completion, with the runs, baselines and reports ``needs`` asks for.
 
-        ``needs`` ⊆ {run, outcome, baseline, analysis}: ``run`` runs every completion against its
-        row's tests (which every row must have), ``outcome`` only those whose row has tests.
+        ``needs`` ⊆ {run, outcome, baseline, paired, analysis}: ``run`` runs every completion
+        against its row's tests (which every row must have), ``outcome`` only those whose row has
+        tests; ``paired`` measures the rows that share a ``baseline_code`` in rounds with it
+        (:meth:`Sandbox.run_paired`), which sets their run, baseline and ``paired``.
         A row's tests are read by :func:`rewardkit.sandbox.formats.read` in the ``format`` named,
         else the one its columns fit; the values a GRPO group shares are read once.  A row that
         no format fits is a ConfigError naming the columns seen and the formats known; a row
@@ -172,13 +211,15 @@ class Engine:
         read: dict[tuple[int, ...], formats.RowTests | ValueError] = {}  # by the ids of the values read
         views = [self._view(completion, {k: v[i] for k, v in columns.items()}, needs, format, read)
                  for i, completion in enumerate(completions)]
+        paired = self._pair(views) if "paired" in needs else set()
         if needs & {"run", "outcome"}:
-            runnable = [v for v in views if v.code is not None and v.suite is not None]
+            runnable = [v for v in views
+                        if v.code is not None and v.suite is not None and id(v) not in paired]
             results = self._run([(v.code, v.suite, v.language) for v in runnable])  # type: ignore[misc]
             for view in runnable:
                 view.result = results[_key(view.code, view.suite, view.language)]  # type: ignore[arg-type]
         if "baseline" in needs:
-            self._baselines(views)
+            self._baselines([v for v in views if id(v) not in paired])
         if "analysis" in needs:
             self._analyse(views)
         return views
@@ -227,6 +268,89 @@ class Engine:
                 while len(self._runs) > self._cache_size:
                     self._runs.popitem(last=False)
         return found
+
+    def _pair(self, views: list[View]) -> set[int]:
+        """Measure each group of views that share a baseline_code (and tests and language) in
+        rounds with it; the ids of the views this set run, baseline and ``paired`` for.
+
+        A candidate whose code is the baseline's is the baseline: its ratios are 1.  Views
+        with ``baseline_metrics``, malformed tests, or a group with nothing to run beside the
+        baseline are left to the unpaired path.
+        """
+        groups: dict[tuple[str, str, str], tuple[str, list[View]]] = {}
+        for view in views:
+            code = view.columns.get("baseline_code")
+            if view.columns.get("baseline_metrics") is not None or code is None or view.suite is None \
+                    or view.tests_problem is not None:
+                continue
+            baseline = str(code).strip("\n")
+            if _refused(baseline, view.suite, view.language) is None:
+                key = _key(baseline, view.suite, view.language)
+                groups.setdefault(key, (baseline, []))[1].append(view)
+        jobs = []
+        for key, (baseline, members) in groups.items():
+            codes = tuple(sorted({v.code for v in members if v.code is not None and v.code != baseline
+                                  and _refused(v.code, v.suite, v.language) is None}))  # type: ignore[arg-type]
+            if codes:
+                jobs.append((key, baseline, members, codes))
+        measured = self._measure_pairs([(key, baseline, members[0], codes)
+                                        for key, baseline, members, codes in jobs])
+        for (_, baseline, members, codes), paired in zip(jobs, measured, strict=True):
+            results = dict(zip(codes, paired.candidates, strict=True))
+            ratios = dict(zip(codes, paired.ratios, strict=True))
+            if paired.baseline.passed:
+                results[baseline] = paired.baseline
+                ratios[baseline] = {name: [1.0] * paired.rounds for name in paired.noise}
+            for view in members:
+                if paired.baseline.status != Status.SANDBOX_ERROR:
+                    view.baseline = Metrics.from_result(paired.baseline)
+                if view.code is None:
+                    continue
+                view.result = results.get(view.code) or _refused(view.code, view.suite, view.language)  # type: ignore[arg-type]
+                if ratios.get(view.code):
+                    view.paired = Paired(ratios[view.code], paired.noise)
+        return {id(view) for _, _, members, _ in jobs for view in members}
+
+    def _measure_pairs(self, groups: list[tuple[tuple[str, str, str], str, View, tuple[str, ...]]]
+                       ) -> list[PairedResult]:
+        """Each group's paired measurement: from the cache, or run, the groups in parallel."""
+        found: dict[int, PairedResult] = {}
+        with self._lock:
+            for index, (key, _, _, codes) in enumerate(groups):
+                if (key, codes) in self._pairs:
+                    found[index] = self._pairs[key, codes]
+                    self._pairs.move_to_end((key, codes))
+        todo = [index for index in range(len(groups)) if index not in found]
+        if todo:
+            sandbox = self.sandbox
+            rounds = self._rounds or max(MIN_ROUNDS, self._repeats, sandbox.repeats)
+
+            def one(index: int, context: contextvars.Context) -> PairedResult:
+                _, baseline, view, codes = groups[index]
+                return context.run(sandbox.run_paired, baseline, codes, view.suite, view.language,
+                                   rounds=rounds)
+
+            contexts = [contextvars.copy_context() for _ in todo]  # the caller's, in every thread
+            with ThreadPoolExecutor(max_workers=min(sandbox.workers, len(todo))) as pool:
+                results = list(pool.map(one, todo, contexts))
+            with self._lock:
+                for index, paired in zip(todo, results, strict=True):
+                    found[index] = paired
+                    key, _, view, codes = groups[index]
+                    self.executions += 1 + len(codes)
+                    measured = [(key, paired.baseline)] + [
+                        (_key(code, view.suite, view.language), result)  # type: ignore[arg-type]
+                        for code, result in zip(codes, paired.candidates, strict=True)]
+                    faults = [result for _, result in measured if result.status == Status.SANDBOX_ERROR]
+                    for run_key, result in measured:
+                        if result.status != Status.SANDBOX_ERROR:
+                            self._runs[run_key] = result
+                    if not faults:
+                        self._pairs[key, codes] = paired
+                for cache in (self._runs, self._pairs):
+                    while len(cache) > self._cache_size:
+                        cache.popitem(last=False)
+        return [found[index] for index in range(len(groups))]
 
     def _baselines(self, views: list[View]) -> None:
         missing = []
