@@ -10,6 +10,9 @@ analyses the code again, the baseline is measured again per completion).
 Both sides use the same warm worker pool, so the difference is the sharing,
 de-duplication and caching, not process start-up.
 
+Last, the sandbox time of one group of 8 measured in paired rounds against the same
+group measured run by run (``python benchmarks/perf/bench_rewards.py cost`` prints it alone).
+
 Run: ``python benchmarks/perf/bench_rewards.py`` (``make bench`` runs it).
 """
 
@@ -179,8 +182,42 @@ def measure(samples: list[dict[str, Any]]) -> dict[str, Any]:
             "agree": sum(all(r.components[k] == n[k] for k in exact) for r, n in pairs)}
 
 
-def main() -> None:
-    """Print the batch, rewardkit's latency and the naive reference."""
+def group_cost(trials: int = 3) -> dict[str, float]:
+    """Worker time for one GRPO group of 8 distinct passing candidates and their baseline with
+    ``repeats=3``, on one worker: each run on its own with its repeats (the unpaired scheme:
+    27 runs), and the paired rounds (3 rounds: 28 runs).  The median of ``trials``, alternated."""
+    problem = problems()[0]
+    tests = problem.tests()
+    baseline = "# the original solution\n" + problem.slow
+    codes = [f"{code}\n# variant {i}" for i in range(4) for code in (problem.fast, problem.slow)]
+    unpaired, paired = [], []
+    with Sandbox(workers=1, repeats=3) as sandbox:
+        sandbox.run(baseline, tests)  # warm-up
+        for _ in range(trials):
+            start = time.perf_counter()
+            sandbox.run_many([(code, tests) for code in [baseline, *codes]])
+            unpaired.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            sandbox.run_paired(baseline, codes, tests, rounds=3)
+            paired.append(time.perf_counter() - start)
+    return {"unpaired": statistics.median(unpaired), "paired": statistics.median(paired)}
+
+
+def print_group_cost() -> None:
+    """Print :func:`group_cost` and the ratio against the issue's bound (1.3x)."""
+    cost = group_cost()
+    ratio = cost["paired"] / cost["unpaired"]
+    print(f"one group of 8 (repeats=3) on one worker: unpaired {cost['unpaired']:.2f} s (27 runs), "
+          f"paired rounds {cost['paired']:.2f} s (28 runs): {ratio:.2f}x, bound 1.3x: "
+          f"{'met' if ratio <= 1.3 else 'MISSED'}")
+
+
+def main(argv: list[str]) -> None:
+    """Print the batch, rewardkit's latency and the naive reference, then the paired cost
+    (``cost``: the paired cost alone)."""
+    if argv[:1] == ["cost"]:
+        print_group_cost()
+        return
     print(f"reward benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
     samples = batch()
     print(f"batch: {len(samples)} completions, {len({s['completion'] for s in samples})} distinct, "
@@ -196,7 +233,8 @@ def main() -> None:
     print(f"naive       {m['naive_s']:7.2f} s, {m['naive_runs']} sandbox runs")
     print(f"speed-up {m['naive_s'] / latency:.1f}x; components other than efficiency equal to the naive "
           f"ones on {m['agree']}/{len(samples)} completions")
+    print_group_cost()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
