@@ -51,7 +51,7 @@ from rewardkit.rewards.composite import (
 from rewardkit.rewards.engine import COLUMNS, ConfigError
 from rewardkit.rewards.extract import completion_text
 from rewardkit.rewards.shared_batch import SharedBatch
-from rewardkit.rewards.verl import VERL_KEYWORDS, verl_result, verl_samples
+from rewardkit.rewards.verl import VERL_KEYWORDS, policy_of, verl_result, verl_samples
 
 log = logging.getLogger("rewardkit.client")
 
@@ -238,7 +238,8 @@ def _columns(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 # -- verl ---------------------------------------------------------------------------------------------------
 MAX_BATCH = 256  # the service's default --max-batch
-REMOTE_OPTIONS = ("url", "preset", "objective", "token", "retries", "backoff", "timeout", "max_batch")
+REMOTE_OPTIONS = ("url", "preset", "objective", "token", "retries", "backoff", "timeout", "max_batch",
+                  "fault")
 
 
 class _RemoteScorer:
@@ -257,10 +258,12 @@ _remotes_lock = threading.Lock()
 
 def remote_scorer(url: str | None = None, preset: str | None = None, objective: str | None = None,
                   token: str | None = None, retries: int = 3, backoff: float = 1.0, timeout: float = 300.0,
-                  max_batch: int = MAX_BATCH, **others: Any) -> _RemoteScorer:
+                  max_batch: int = MAX_BATCH, fault: Any = None, **others: Any) -> _RemoteScorer:
     """The client for verl's ``reward_kwargs``, one per distinct set (an option it does not know
     raises :class:`ConfigError`; a preset, objective or token the service refuses raises
-    ``ValueError`` at the first call, with the service's message)."""
+    ``ValueError`` at the first call, with the service's message).  ``fault`` is the verl
+    functions' own (:func:`rewardkit.rewards.verl.policy_of`), not the client's."""
+    del fault
     unknown = sorted(set(others) - VERL_KEYWORDS)
     if unknown:
         raise ConfigError(f"rewardkit.client's verl functions have no option "
@@ -294,15 +297,17 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     columns.  The keywords (verl's ``reward_kwargs``): ``url``, ``preset``, ``objective``, ``token``
     (defaults ``$REWARDKIT_URL``, ``$REWARDKIT_PRESET`` else cisq_grpo, ``$REWARDKIT_TOKEN``),
     ``retries``, ``backoff``, ``timeout`` (:class:`RemoteReward`'s), ``max_batch`` (samples per
-    request of gathered per-sample calls; the service's ``--max-batch``).  A sample left without a
-    value (sandbox fault) scores 0.0 with ``rewardkit_fault`` 1.0, since verl needs a number; a
+    request of gathered per-sample calls; the service's ``--max-batch``), ``fault``.  A sample left
+    without a value (sandbox fault) gets the ``fault`` policy's score (default 0.0) with
+    ``rewardkit_fault`` 1.0, since verl needs a number (:mod:`rewardkit.rewards.faults`); a
     service unreachable through the retries raises :class:`ServiceUnavailable` rather than fake a batch."""
     samples = verl_samples(data_sources, solution_strs, ground_truths, extra_infos)
+    policy = policy_of(reward_kwargs)
     try:
         results = remote_scorer(**reward_kwargs).remote.score(samples)
     except ServiceUnavailable as exc:
         raise _unavailable(len(samples), exc) from exc
-    return [verl_result(r) for r in results]
+    return [verl_result(r, policy) for r in results]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
@@ -310,11 +315,12 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
     """verl's per-sample reward over HTTP (see :func:`compute_score_batch`); concurrent calls
     (verl's thread pool) go to the service as one request."""
     [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
+    policy = policy_of(reward_kwargs)
     try:
         result = remote_scorer(**reward_kwargs).coalescer(sample)
     except ServiceUnavailable as exc:
         raise _unavailable(1, exc) from exc
-    return verl_result(result)
+    return verl_result(result, policy)
 
 
 async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any,
@@ -323,11 +329,12 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
     """:func:`compute_score` for verl's reward loop, which awaits coroutine functions: the calls
     awaited at once go to the service as one request."""
     [sample] = verl_samples([data_source], [solution_str], [ground_truth], [extra_info])
+    policy = policy_of(reward_kwargs)
     try:
         result = await remote_scorer(**reward_kwargs).coalescer.score_async(sample)
     except ServiceUnavailable as exc:
         raise _unavailable(1, exc) from exc
-    return verl_result(result)
+    return verl_result(result, policy)
 
 
 def compute_score_float(data_source: Any, solution_str: str, ground_truth: Any,

@@ -273,8 +273,11 @@ def create_app(config: ServeConfig | None = None, service: Service | None = None
         eos: Annotated[list[str] | None, Query(description=(
             "end-of-sequence or pad text to cut off the end of each completion, besides the common "
             "chat models' (repeat for more; URL-encoded, no commas)"))] = None,
+        fault: Annotated[str | None, Query(description=(
+            "the reward of a sample a sandbox fault left without one: a number (default 0.0, "
+            "flagged rewardkit_fault in extra_logs) or 'raise' (the request fails with 500)"))] = None,
     ) -> dict[str, Any]:
         return await compute(request, service.openrlhf, preset, objective, body.query, body.prompts,
-                             body.labels, eos or ())
+                             body.labels, eos or (), fault)
 
     return app

@@ -33,6 +33,7 @@ from ..analyzers.faults import infrastructure_report
 from ..analyzers.profile import load_profile
 from ..rewards import PRESETS, ConfigError, Engine, Reward
 from ..rewards.engine import SUITE_COLUMNS
+from ..rewards.faults import fault_policy
 from ..rewards.presets import REPEATS
 from ..sandbox import Limits, Sandbox, TestSuite
 from ..sandbox.formats import case_count
@@ -182,15 +183,17 @@ class Service:
 
     def openrlhf(self, preset: str, objective: str | None, queries: Sequence[str],
                  prompts: Sequence[str] | None, labels: Sequence[Any] | None,
-                 eos: Sequence[str] = ()) -> dict[str, Any]:
+                 eos: Sequence[str] = (), fault: str | None = None) -> dict[str, Any]:
         """OpenRLHF's remote reward answer (:mod:`.openrlhf`): ``rewards``, ``scores`` (the pass
         rate) and ``extra_logs``, of completions cut from ``queries`` without their end text
-        (the defaults and ``eos``)."""
+        (the defaults and ``eos``); ``fault`` is the fault policy (:mod:`..rewards.faults`)."""
+        policy = fault_policy(fault, "openrlhf")  # a bad one is refused before any work
         completions, columns = request_batch(queries, prompts, labels, eos)
         self._check_batch(len(completions))
         self._check_suites(columns)
         reward = with_pass_rate(self.reward(preset, objective))
-        return answer_body(reward.evaluate(completions, columns), [c.name for c, _ in reward.components])
+        return answer_body(reward.evaluate(completions, columns), [c.name for c, _ in reward.components],
+                           fault=policy)
 
     # -- checks -----------------------------------------------------------------------------------------
     def _profile(self, profile: dict[str, Any] | None) -> dict[str, Any]:

@@ -139,3 +139,14 @@ def test_verl_can_load_the_file_by_its_path(module: Any, service: Service) -> No
         scores = loaded.compute_score_batch(["mini"], ["print(1)"], columns["tests"][:1], url=service.url,
                                             token=service.token)
         assert len(scores) == 1 and 0 <= scores[0]["score"] <= 1
+
+
+def test_verl_functions_over_http_take_the_fault_policy(service: Service) -> None:
+    completions, columns = problem_batch()
+    options = {"url": service.url, "token": service.token}
+    scored = compute_score("mini", completions[0], columns["tests"][0], fault="raise", **options)
+    assert scored["rewardkit_fault"] == 0.0 and "score" in scored
+    batch = compute_score_batch(["mini"], completions[:1], columns["tests"][:1], fault=-1.0, **options)
+    assert batch == [scored]
+    with pytest.raises(ValueError, match="cannot drop a sample"):
+        compute_score("mini", completions[0], columns["tests"][0], fault="skip", **options)

@@ -187,3 +187,11 @@ def test_the_token_rides_in_the_url(service: Service) -> None:
 def test_a_missing_label_says_which_openrlhf_flag_to_set(http: httpx.Client, labels: Any, words: str) -> None:
     answer = http.post("/openrlhf", json={"query": [PROMPT + BARE], "prompts": [PROMPT], "labels": labels})
     assert answer.status_code == 400 and words in answer.json()["error"], answer.text
+
+
+def test_the_fault_policy_rides_in_the_url(service: Service, http: httpx.Client) -> None:
+    answer = post(service, [PROMPT], [BARE], [STDIO], query="preset=pass_rate&fault=-1")
+    assert answer["rewards"] == [1.0] and answer["extra_logs"]["rewardkit_fault"] == [0.0]
+    refused = http.post(f"{service.url}/openrlhf?fault=skip&token={service.token}",
+                        json={"query": [PROMPT + BARE], "prompts": [PROMPT], "labels": [STDIO]})
+    assert refused.status_code == 400 and "cannot drop a sample" in refused.text
