@@ -56,99 +56,36 @@ cases, so they cannot be split; :func:`split_tests` refuses them.
 from __future__ import annotations
 
 import functools
-import random
-import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..benchmarks.problem import Problem
+from ..envs.code_env import Environment, tool
+from ..envs.feedback import HEADLINES as HEADLINES
+from ..envs.feedback import MAX_DETAIL, PASSED, feedback_text
+from ..envs.feedback import NO_CODE as NO_CODE
+from ..envs.problem import split_tests
 from ..rewards.extract import extract_code
 from ..rewards.formulas import RLEF_INVALID as INVALID
 from ..rewards.formulas import rlef
-from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite
+from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, baseline_prompt, chat
 
 TURNS = 3
-MAX_DETAIL = 1500  # characters of sandbox detail quoted in feedback
 RETRY = "Fix the code and give the complete corrected solution in one fenced code block."
-NO_CODE = "Your answer contained no code to run."
-PASSED = "All public tests passed."
-HEADLINES = {
-    Status.WRONG_ANSWER: "Your code ran but gave a wrong answer on a public test.",
-    Status.RUNTIME_ERROR: "Your code raised an exception on a public test.",
-    Status.TIMEOUT: "Your code ran out of time on a public test: it is too slow or never stops.",
-    Status.MEMORY_EXCEEDED: "Your code ran out of memory on a public test.",
-    Status.OUTPUT_EXCEEDED: "Your code printed far more output than expected on a public test.",
-    Status.COMPILE_ERROR: "Your code does not compile.",
-    Status.SANDBOX_ERROR: "Your code could not be run (an error of the test machine, not of your code).",
-}
-_HARNESS_FRAMES = re.compile(r'(Traceback \(most recent call last\):\n).*?(?=^\s*File "[^"\n]*solution\.)',
-                             re.DOTALL | re.MULTILINE)
-_SOLUTION_PATH = re.compile(r"File \"[^\"]*/(solution\.\w+)\"")
+# the environment's tool outputs are feedback_text's, never cut (its detail is MAX_DETAIL at most)
+FEEDBACK_CHARS = MAX_DETAIL + 500
 
 Messages = list[dict[str, str]]
 
 
-# -- public / private tests -------------------------------------------------------------------------
-def split_tests(suite: TestSuite | dict[str, Any] | str, public: int | float = 1,
-                seed: int = 0) -> tuple[TestSuite, TestSuite]:
-    """Split a stdio or call suite's cases into (public, private) suites, both non-empty.
-
-    ``public`` is a number of cases (``int`` >= 1) or a fraction (``float`` in
-    (0, 1), rounded, at least one case); the cases are drawn with ``seed`` and
-    keep their order.  Script suites raise :class:`SuiteError`.
-    """
-    parsed = suite if isinstance(suite, TestSuite) else TestSuite.from_dict(suite)
-    if parsed.mode == "script":
-        raise SuiteError("a script suite is one check(candidate) function and cannot be split into public "
-                         "and private tests; give the problem stdio or call tests")
-    count = len(parsed.cases)
-    if count < 2:
-        raise SuiteError(f"splitting needs at least 2 test cases, the suite has {count}")
-    size = _public_size(public, count)
-    chosen = set(random.Random(seed).sample(range(count), size))
-    pick = [case for i, case in enumerate(parsed.cases) if i in chosen]
-    rest = [case for i, case in enumerate(parsed.cases) if i not in chosen]
-    return replace(parsed, cases=tuple(pick)), replace(parsed, cases=tuple(rest))
-
-
-def _public_size(public: int | float, count: int) -> int:
-    if isinstance(public, bool) or public <= 0:
-        raise ValueError(f"public must be a positive count or a fraction in (0, 1), got {public!r}")
-    if isinstance(public, float):
-        if public >= 1:
-            raise ValueError(f"a public fraction must be below 1, got {public}")
-        size = max(1, round(public * count))
-    else:
-        size = public
-    if size >= count:
-        raise ValueError(f"{size} public tests would leave no private test out of {count}")
-    return size
-
-
 # -- feedback ---------------------------------------------------------------------------------------
-def feedback_text(result: ExecutionResult | None) -> str:
-    """What the model is told about a run on the public tests (``None``: the answer had no code)."""
-    if result is None:
-        return NO_CODE
-    if result.passed:
-        return PASSED
-    detail = _tidy(result.feedback)
-    return HEADLINES[result.status] + (f"\n{detail}" if detail else "")
-
-
 def repair_message(result: ExecutionResult | None) -> str:
     """The user message of the next turn: the feedback and a request to try again."""
     return f"{feedback_text(result)}\n\n{RETRY}"
-
-
-def _tidy(detail: str) -> str:
-    """The sandbox's detail without the harness's traceback frames, clipped to its tail."""
-    text = _SOLUTION_PATH.sub(r'File "\1"', _HARNESS_FRAMES.sub(r"\1", detail.strip()))
-    return text if len(text) <= MAX_DETAIL else "..." + text[-MAX_DETAIL:]
 
 
 # -- episodes ---------------------------------------------------------------------------------------
@@ -304,39 +241,60 @@ def _run_codes(sandbox: Sandbox, codes: list[str | None], suites: list[TestSuite
 
 
 # -- TRL ------------------------------------------------------------------------------------------
-class RLEFEnvironment:
-    """One RLEF rollout as a TRL environment, for ``GRPOTrainer(environment_factory=...)``.
+class RLEFEnvironment(Environment):
+    """One RLEF rollout as a TRL environment, for ``GRPOTrainer(environment_factory=...)``: a
+    :class:`~rewardkit.envs.CodeEnv` episode with one tool and the ``rlef`` preset.
 
-    ``reset(**row)`` reads the row's ``tests`` (a suite as JSON or dict) and
-    ``language`` and splits the tests; the model then calls the
+    ``reset(**row)`` reads the row's tests (any format; a ``tests`` suite is
+    split with :func:`split_tests`) and ``language``; the model then calls the
     ``run_public_tests`` tool with its code (at most ``turns`` times, stopping
     once they pass) and reads the feedback; ``get_reward`` judges the last
-    tested code on the private tests.  Every public method other than
-    ``reset`` and ``get_reward`` is exposed to the model as a tool, so state
-    is kept in attributes.  Set ``GRPOConfig(max_tool_calling_iterations=turns)``
-    and leave room in ``max_completion_length`` for ``turns`` calls and their
-    feedback: TRL runs a tool first and drops a result that no longer fits, and
-    the attempt still counts here (the model did submit that code).
+    tested code on the private tests and returns the episode's return.  Set
+    ``GRPOConfig(max_tool_calling_iterations=turns)`` and leave room in
+    ``max_completion_length`` for ``turns`` calls and their feedback: TRL runs a
+    tool first and drops a result that no longer fits, and the attempt still
+    counts here (the model did submit that code).
     """
 
-    def __init__(self, sandbox: Sandbox, turns: int = TURNS, public: int | float = 1, seed: int = 0,
-                 limits: Limits | None = None) -> None:
-        self.sandbox, self.turns, self.public, self.seed, self.limits = sandbox, turns, public, seed, limits
-        self.language = "python"
-        self.public_tests: TestSuite | None = None
-        self.private_tests: TestSuite | None = None
-        self.attempts: list[tuple[str | None, ExecutionResult | None]] = []
-        self.private: ExecutionResult | None = None
+    default_preset = "rlef"
+
+    def __init__(self, sandbox: Sandbox | None = None, turns: int = TURNS, public: int | float = 1,
+                 seed: int = 0, limits: Limits | None = None) -> None:
+        super().__init__(max_turns=turns, feedback_chars=FEEDBACK_CHARS, public=public, seed=seed,
+                         sandbox=sandbox, limits=limits)
+
+    def _options(self) -> dict[str, Any]:
+        return {"sandbox": self.sandbox, "turns": self.max_turns, "public": self.public, "seed": self.seed,
+                "limits": self.limits}
+
+    @property
+    def public_tests(self) -> TestSuite | None:
+        """The tests the tool runs."""
+        return self.problem.visible if self.problem else None
+
+    @property
+    def private_tests(self) -> TestSuite | None:
+        """The tests that judge the last tested code."""
+        return self.problem.judge if self.problem else None
+
+    @property
+    def private(self) -> ExecutionResult | None:
+        """The last tested code's run on the private tests (once ``get_reward`` has judged it)."""
+        return self.result
 
     def reset(self, **row: Any) -> str:
         """Start a rollout for a dataset row; returns the note appended to the user message."""
-        self.public_tests, self.private_tests = split_tests(row["tests"], self.public, self.seed)
-        self.language = str(row.get("language") or "python")
-        self.attempts, self.private = [], None
-        return (f"\n\nTest your code with the run_public_tests tool (at most {self.turns} times). "
+        super().reset(**row)
+        return (f"\n\nTest your code with the run_public_tests tool (at most {self.max_turns} times). "
                 "The last code you test is your final answer, judged on hidden tests.")
 
-    def run_public_tests(self, code: str) -> str:
+    def _over(self) -> str:
+        last = self.attempts[-1][1] if self.attempts else None
+        if last is not None and last.passed:
+            return f"{PASSED} Your last tested code is your final answer."
+        return f"No test runs left ({self.max_turns} used); your last tested code is your final answer."
+
+    def _run_public_tests(self, code: str) -> str:
         """Run a candidate solution on the problem's public tests.
 
         Args:
@@ -345,30 +303,11 @@ class RLEFEnvironment:
         Returns:
             Whether the public tests passed, or feedback on the first failing test.
         """
-        if self.public_tests is None:
-            raise RuntimeError("reset() must be called before run_public_tests()")
-        last = self.attempts[-1][1] if self.attempts else None
-        if last is not None and last.passed:
-            return f"{PASSED} Your last tested code is your final answer."
-        if len(self.attempts) >= self.turns:
-            return f"No test runs left ({self.turns} used); your last tested code is your final answer."
-        source = extract_code(code, self.language)
-        result = self._run(source, self.public_tests)
-        self.attempts.append((source, result))
+        _, result = self._test(code)
+        self.ended = result is not None and result.passed
         return feedback_text(result)
 
-    def get_reward(self) -> float:
-        """The episode's RLEF return: -0.2 per invalid attempt, and +1 / -1 for the last tested code
-        on the private tests (a rollout that tested nothing gave one invalid response: -1.2)."""
-        if self.private_tests is None:
-            raise RuntimeError("reset() must be called before get_reward()")
-        code = self.attempts[-1][0] if self.attempts else None
-        self.private = self._run(code, self.private_tests)
-        valid = [valid_response(source, result) for source, result in self.attempts] or [False]
-        return sum(turn_rewards(valid, self.private is not None and self.private.passed))
-
-    def _run(self, code: str | None, suite: TestSuite) -> ExecutionResult | None:
-        return None if code is None else self.sandbox.run(code, suite, self.language, self.limits)
+    run_public_tests = tool(_run_public_tests)
 
 
 def environment_factory(sandbox: Sandbox, **options: Any) -> Callable[[], RLEFEnvironment]:

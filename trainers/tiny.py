@@ -29,15 +29,41 @@ PYTHON_WORDS = ("def return if else elif for while in range import from as with 
                 "sum min max sorted list dict set self Solution 0 1 2 3 4 5 6 7 8 9 10 42 100 "
                 "( ) [ ] { } : , . = + - * / % < > \" '")
 
-# A role-tagged template; generation prompts end with the assistant marker.
+# A role-tagged template; generation prompts end with the assistant marker.  It renders tool
+# calling as TRL's environment_factory path needs it: the tools' JSON schemas in a system turn,
+# an assistant turn's tool calls as ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+# (Hermes/Qwen style), and tool results as ``<|tool|>`` turns.  Without tools it renders as
+# ``<|role|>content`` lines, so chats without tools look as they always did.
 CHAT_TEMPLATE = (
-    "{% for message in messages %}<|{{ message['role'] }}|>{{ message['content'] }}\n{% endfor %}"
+    "{%- if tools %}<|system|>You may call these tools, each call written as "
+    "<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>:\n"
+    "{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}{% endif %}"
+    "{% for message in messages %}<|{{ message['role'] }}|>"
+    "{% if message['tool_calls'] %}{{ message['content'] or '' }}"
+    "{% for call in message['tool_calls'] %}"
+    "{% set function = call['function'] if call['function'] is defined else call %}"
+    "<tool_call>{\"name\": {{ function['name'] | tojson }}, \"arguments\": "
+    "{{ function['arguments'] if function['arguments'] is string else function['arguments'] | tojson }}}"
+    "</tool_call>{% endfor %}"
+    "{% else %}{{ message['content'] }}{% endif %}{{ '\\n' }}{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
+# How transformers' ``parse_response`` (which TRL calls on every completion when tools are offered)
+# reads an answer: text, then any ``<tool_call>`` JSON objects, up to the end of sequence.
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close_pattern": r"</tool_call>\s*", "repeats": True,
+                       "content": "json", "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": EOS + r"\s*", "content": "text"},
+    },
+}
 
 
 def build_tokenizer(corpus: Sequence[str], vocab_size: int = 400) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer trained on ``corpus`` (plus Python words), with a chat template.
+    """A byte-level BPE tokenizer trained on ``corpus`` (plus Python words), with a chat template
+    that supports tool calling and the response template that parses tool calls.
 
     The format tags are ordinary added tokens, not special ones, so decoding
     with ``skip_special_tokens=True`` (as TRL does) keeps them.
@@ -52,6 +78,7 @@ def build_tokenizer(corpus: Sequence[str], vocab_size: int = 400) -> PreTrainedT
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, eos_token=EOS, bos_token=BOS,
                                    additional_special_tokens=list(ROLE_TOKENS))
     fast.chat_template = CHAT_TEMPLATE
+    fast.response_template = RESPONSE_TEMPLATE
     fast.padding_side = "left"
     return fast
 
