@@ -39,6 +39,7 @@ from ..rewards import PRESETS, Engine, Reward
 from ..rewards.composite import RewardResult
 from ..rewards.engine import analyze_in_turn
 from ..rewards.extract import extract_code
+from ..rewards.faults import apply, fault_policy
 from ..rewards.formulas import RLEF_INVALID
 from ..rewards.presets import REPEATS
 from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, TestSuite
@@ -94,7 +95,7 @@ class Environment:
     def __init__(self, *, preset: str | None = None, max_turns: int = 6, feedback_chars: int = 1000,
                  public: int | float = 1, seed: int = 0, format: str | None = None,
                  sandbox: Sandbox | None = None, workers: int | None = None, limits: Limits | None = None,
-                 **preset_options: Any) -> None:
+                 fault: Any = None, **preset_options: Any) -> None:
         preset = preset or self.default_preset
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
@@ -106,6 +107,7 @@ class Environment:
         self.max_turns, self.feedback_chars = max_turns, feedback_chars
         self.public, self.seed, self.format = public, seed, format
         self.sandbox, self.workers, self.limits = sandbox, workers, limits
+        self.fault_policy = fault_policy(fault, "env")  # fault=None: 0.0, flagged by ``fault``
         self.tools: list[str] = [name for name, _ in _tool_members(type(self))]
         PRESETS[preset](**preset_options, **self._engine_options())  # fail fast on bad preset options
         self._clear()
@@ -133,7 +135,8 @@ class Environment:
     def _options(self) -> dict[str, Any]:
         return {"preset": self.preset, "max_turns": self.max_turns, "feedback_chars": self.feedback_chars,
                 "public": self.public, "seed": self.seed, "format": self.format, "sandbox": self.sandbox,
-                "workers": self.workers, "limits": self.limits, **self.preset_options}
+                "workers": self.workers, "limits": self.limits, "fault": self.fault_policy,
+                **self.preset_options}
 
     # -- the episode --------------------------------------------------------------------------------
     def reset(self, **row: Any) -> str | None:
@@ -277,7 +280,8 @@ class Environment:
         """The preset's reward of the final answer on the judging tests, computed once.
 
         With the ``rlef`` preset, each earlier run of invalid code (none, or not compiling) adds
-        -0.2, as RLEF scores an episode.  An infrastructure fault scores 0.0 and sets ``fault``.
+        -0.2, as RLEF scores an episode.  An infrastructure fault sets ``fault`` and scores what the
+        ``fault=`` policy says (:mod:`rewardkit.rewards.faults`: 0.0 by default, or raise).
         """
         if self.row is None:
             raise RuntimeError("reset() must be called before get_reward()")
@@ -293,8 +297,9 @@ class Environment:
             (view,) = reward.engine.views([self.final_answer], {k: [columns[k]] for k in keys}, {"outcome"})
             self.result = view.result
         value = self.scored.value
-        if value is None:
-            self.fault, value = True, 0.0
+        if value is None:  # an infrastructure fault: the fault policy's number, or RewardFault
+            self.fault = True
+            value = float(apply(None, self.fault_policy, self.scored.info, "CodeEnv"))  # type: ignore[arg-type]
         if self.preset == "rlef":
             value += RLEF_INVALID * sum(not _valid(code, result) for code, result in self._earlier_attempts())
         self.reward = value

@@ -118,6 +118,8 @@ def test_tools_offered_are_the_class_s_only_public_methods(make: Any) -> None:
     assert not hasattr(some, "measure")
     with pytest.raises(ValueError, match="tools"):
         make(tools=["rm_rf"])
+    with pytest.raises(ValueError, match="cannot drop a sample"):
+        make(fault="skip")  # get_reward must return a number
 
 
 def test_turn_limit_then_the_episode_is_over(make: Any) -> None:
