@@ -23,6 +23,7 @@ EXTRAS = {
     "ray": "the Ray backend",
     "serve": "the HTTP reward service",
     "openai": "OpenAI-compatible generators",
+    "envs": "the agentic RL frameworks rewardkit.envs adapts: OpenEnv, skyrl-gym, verifiers",
 }
 
 

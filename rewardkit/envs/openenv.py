@@ -24,14 +24,14 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-try:
+from ..optional import requires
+
+with requires("envs"):
     from openenv.core.client_types import StepResult
     from openenv.core.env_client import EnvClient
     from openenv.core.env_server.http_server import create_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, Observation, State
-except ModuleNotFoundError as exc:  # pragma: no cover - depends on what is installed
-    raise ImportError("rewardkit.envs.openenv needs OpenEnv: pip install openenv-core") from exc
 from pydantic import Field
 
 from . import CodeEnv

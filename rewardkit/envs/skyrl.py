@@ -28,12 +28,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-try:
+from ..optional import requires
+
+with requires("envs"):
     import skyrl_gym
     from omegaconf import DictConfig, OmegaConf
     from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
-except ModuleNotFoundError as exc:  # pragma: no cover - depends on what is installed
-    raise ImportError("rewardkit.envs.skyrl needs skyrl-gym: pip install skyrl-gym") from exc
 
 from . import CodeEnv
 
