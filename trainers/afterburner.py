@@ -4,18 +4,20 @@ Iteration 0 measures the original code of each problem, or generates one
 from the Afterburner prompt with an empty original (as the seed does).
 Each later iteration asks the generator to improve the current best code of
 every problem (one ``generate`` call for all problems), runs every candidate
-in one ``sandbox.run_many`` and keeps the best greedily:
+(a candidate whose problem has a passing best code in interleaved rounds with
+that code on one worker, :meth:`~rewardkit.sandbox.Sandbox.run_paired`; the
+others in one ``sandbox.run_many``) and keeps the best greedily:
 
 * a passing candidate replaces a failing current one ("first passing");
 * a failing candidate never replaces a passing one, and fail→fail keeps the
   current code too (the seed adopts a candidate only when it is strictly
   better, and two failures are not ordered);
 * between passing codes the candidate must be better on the objective by
-  more than the noise floor: twice the combined measured spread of the two
-  (:func:`~rewardkit.rewards.components.noise_floor_for`), never below the
-  meter's noise between processes (10% time, 15% integral, 1% or 512 KiB
-  memory), because the spread of a few back-to-back repeats understates it
-  between processes, and never above 25% (but the 512 KiB of memory noise).
+  more than the noise floor: its gain is the median over rounds of its ratio
+  to the current code's neighbouring runs, and the floor the one the
+  efficiency reward applies to such pairs
+  (:func:`~rewardkit.rewards.components.paired_floor`); codes measured apart
+  are compared with :func:`~rewardkit.rewards.components.noise_floor_for`.
 
 The prompt shows the current best code, its metrics and, when it fails,
 its own sandbox feedback.  ``feedback=False`` and ``show_original=False`` are
@@ -39,10 +41,12 @@ found within seconds.
 
 from __future__ import annotations
 
+import contextvars
 import statistics
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -53,10 +57,10 @@ from ..benchmarks.loaders import runnable_code
 from ..benchmarks.problem import Problem
 from ..benchmarks.references import measure_references, metrics_of
 from ..benchmarks.runner import HEADLINE, SampleResult, sample_values
-from ..rewards.components import noise_floor_for
-from ..rewards.engine import METRIC_OF, Metrics
+from ..rewards.components import noise_floor_for, paired_floor
+from ..rewards.engine import METRIC_OF, MIN_ROUNDS, Metrics, Paired
 from ..rewards.extract import completion_text, extract_code
-from ..sandbox import Sandbox
+from ..sandbox import ExecutionResult, Sandbox
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
 
@@ -134,18 +138,26 @@ class GenerationFailed(RuntimeError):
                          f"iteration {iteration}: {common}")
 
 
-def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, Any]) -> tuple[bool, str]:
-    """Whether ``candidate`` replaces ``current`` (greedy keep-best, see the module docstring), and why."""
+def judge(objective: str, current: Mapping[str, Any], candidate: Mapping[str, Any],
+          paired: Paired | None = None) -> tuple[bool, str]:
+    """Whether ``candidate`` replaces ``current`` (greedy keep-best, see the module docstring), and why.
+
+    ``paired``: the candidate measured in rounds with the current code, whose ratio then
+    gives the gain and whose spread the floor."""
     if candidate.get("status") == "sandbox_error":
         return False, "sandbox error (not judged)"
     if not candidate.get("passed"):
         return False, f"fails ({candidate.get('status')})"
     if not current.get("passed"):
         return True, "first passing"
-    now, new = Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate))
-    floor = noise_floor_for(objective, now, new)
-    before, after = now.value(objective), new.value(objective)
-    gain = (before - after) / before if before > 0 else 0.0
+    ratio = paired.ratio(objective) if paired is not None else None
+    if paired is not None and ratio is not None:
+        gain, floor = 1.0 - ratio, paired_floor(objective, paired)
+    else:
+        now, new = Metrics.from_dict(dict(current)), Metrics.from_dict(dict(candidate))
+        floor = noise_floor_for(objective, now, new)
+        before, after = now.value(objective), new.value(objective)
+        gain = (before - after) / before if before > 0 else 0.0
     better, worse = WORDS[objective]
     if gain > floor:
         return True, f"{better} by {gain:.0%}"
@@ -291,8 +303,13 @@ class _Loop:
         iteration = len(self.trajectories[0].steps)
         texts, errors = self._generate(prompts, iteration)
         codes = [_code(text, p.language) for text, p in zip(texts, self.problems, strict=True)]
-        for i, (run, why) in enumerate(self._run(codes)):
-            accepted, reason = judge(self.objective, bests[i].metrics, run)
+        paired = self._paired(codes, [best.code if best.passed else None for best in bests])
+        for i, (run, why) in enumerate(self._run(codes, skip=set(paired))):
+            pair = None
+            if i in paired:
+                result, pair = paired[i]
+                run, why = metrics_of(result), result.feedback
+            accepted, reason = judge(self.objective, bests[i].metrics, run, pair)
             self._record(i, Step(iteration, codes[i], texts[i], run, bool(run["passed"]), accepted, reason,
                                  _why(why, errors[i]), prompts[i], generator_error=errors[i]))
 
@@ -328,14 +345,39 @@ class _Loop:
             raise GenerationFailed(self.generator.name, iteration, reasons, self.trajectories)
         return texts, errors
 
-    def _run(self, codes: list[str | None]) -> list[tuple[dict[str, Any], str]]:
-        """Each code's metrics and feedback; every code that exists runs in one ``run_many``."""
+    def _paired(self, codes: list[str | None], currents: list[str | None]
+                ) -> dict[int, tuple[ExecutionResult, Paired | None]]:
+        """Per problem with a candidate and a passing current code: the candidate's result and its
+        measurement in rounds with the current code on one worker, the problems in parallel."""
+        todo = {i: (current, code) for i, (code, current) in enumerate(zip(codes, currents, strict=True))
+                if code is not None and current is not None}
+        if not todo:
+            return {}
+        rounds = max(MIN_ROUNDS, self.sandbox.repeats)
+
+        def one(i: int, context: contextvars.Context) -> tuple[ExecutionResult, Paired | None]:
+            problem, (current, code) = self.problems[i], todo[i]
+            measured = context.run(self.sandbox.run_paired, runnable_code(problem, current),
+                                   [runnable_code(problem, code)], problem.tests, problem.language,
+                                   rounds=rounds)
+            ratios = measured.ratios[0]
+            return measured.candidates[0], Paired(ratios, measured.noise) if ratios else None
+
+        contexts = [contextvars.copy_context() for _ in todo]
+        with ThreadPoolExecutor(max_workers=min(self.sandbox.workers, len(todo))) as pool:
+            return dict(zip(todo, pool.map(one, todo, contexts), strict=True))
+
+    def _run(self, codes: list[str | None], skip: Collection[int] = ()) -> list[tuple[dict[str, Any], str]]:
+        """Each code's metrics and feedback; every code that exists runs in one ``run_many``, but
+        those in ``skip`` (measured in pairs instead), which get empty metrics here."""
         jobs = [(i, (runnable_code(p, code), p.tests, p.language))
-                for i, (p, code) in enumerate(zip(self.problems, codes, strict=True)) if code is not None]
+                for i, (p, code) in enumerate(zip(self.problems, codes, strict=True))
+                if code is not None and i not in skip]
         runs = self.sandbox.run_many([job for _, job in jobs])
         results = dict(zip([i for i, _ in jobs], runs, strict=True))
         return [(metrics_of(results[i]), results[i].feedback) if i in results
                 else ({"passed": False, "status": NO_CODE}, "no code found in the completion")
+                if i not in skip else ({}, "")
                 for i in range(len(codes))]
 
     def _record(self, index: int, step: Step) -> None:

@@ -29,11 +29,11 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from rewardkit import rewards
 from rewardkit.rewards import Engine
+from rewardkit.rewards.composite import Reward
 from rewardkit.trainers.datasets import answer_text
 
 N = 1_000_000  # numbers summed per case: about 20 ms of CPU on the development machine
@@ -79,7 +79,7 @@ def calibration() -> float:
 
 
 def run(samples: int, gap: float, suite: dict[str, Any] | None = None,
-        reward: Callable[..., list[float | None]] | None = None) -> dict[str, Any]:
+        reward: Reward | None = None) -> dict[str, Any]:
     """Score ``samples`` groups ``gap`` seconds apart; per kind, the share scored right, paired and
     against the cached baseline, and the calibration loop's times."""
     suite = suite or tests()
@@ -95,8 +95,7 @@ def run(samples: int, gap: float, suite: dict[str, Any] | None = None,
         paired = score(completions=completions, tests=[suite] * len(candidates),
                        baseline_code=[baseline] * len(candidates))
         if cached is None:  # the baseline as a trainer's cache holds it: measured once, first
-            engine = score.engine  # type: ignore[attr-defined]
-            [first] = engine.sandbox.run_many([(baseline, suite)])
+            [first] = score.engine.sandbox.run_many([(baseline, suite)])
             cached = {"passed": first.passed, "time_s": first.time_s}
         unpaired = score(completions=completions, tests=[suite] * len(candidates),
                          baseline_metrics=[cached] * len(candidates))

@@ -277,25 +277,25 @@ class Engine:
         with ``baseline_metrics``, malformed tests, or a group with nothing to run beside the
         baseline are left to the unpaired path.
         """
-        groups: dict[tuple[str, str, str], tuple[str, list[View]]] = {}
+        groups: dict[tuple[str, str, str], tuple[str, TestSuite, list[View]]] = {}
         for view in views:
-            code = view.columns.get("baseline_code")
-            if view.columns.get("baseline_metrics") is not None or code is None or view.suite is None \
+            code, suite = view.columns.get("baseline_code"), view.suite
+            if view.columns.get("baseline_metrics") is not None or code is None or suite is None \
                     or view.tests_problem is not None:
                 continue
             baseline = str(code).strip("\n")
-            if _refused(baseline, view.suite, view.language) is None:
-                key = _key(baseline, view.suite, view.language)
-                groups.setdefault(key, (baseline, []))[1].append(view)
+            if _refused(baseline, suite, view.language) is None:
+                key = _key(baseline, suite, view.language)
+                groups.setdefault(key, (baseline, suite, []))[2].append(view)
         jobs = []
-        for key, (baseline, members) in groups.items():
+        for key, (baseline, suite, members) in groups.items():
             codes = tuple(sorted({v.code for v in members if v.code is not None and v.code != baseline
-                                  and _refused(v.code, v.suite, v.language) is None}))  # type: ignore[arg-type]
+                                  and _refused(v.code, suite, v.language) is None}))
             if codes:
-                jobs.append((key, baseline, members, codes))
-        measured = self._measure_pairs([(key, baseline, members[0], codes)
-                                        for key, baseline, members, codes in jobs])
-        for (_, baseline, members, codes), paired in zip(jobs, measured, strict=True):
+                jobs.append((key, baseline, suite, members, codes))
+        measured = self._measure_pairs([(key, baseline, suite, codes)
+                                        for key, baseline, suite, _, codes in jobs])
+        for (_, baseline, _, members, codes), paired in zip(jobs, measured, strict=True):
             results = dict(zip(codes, paired.candidates, strict=True))
             ratios = dict(zip(codes, paired.ratios, strict=True))
             if paired.baseline.passed:
@@ -309,9 +309,9 @@ class Engine:
                 view.result = results.get(view.code) or _refused(view.code, view.suite, view.language)  # type: ignore[arg-type]
                 if ratios.get(view.code):
                     view.paired = Paired(ratios[view.code], paired.noise)
-        return {id(view) for _, _, members, _ in jobs for view in members}
+        return {id(view) for *_, members, _ in jobs for view in members}
 
-    def _measure_pairs(self, groups: list[tuple[tuple[str, str, str], str, View, tuple[str, ...]]]
+    def _measure_pairs(self, groups: list[tuple[tuple[str, str, str], str, TestSuite, tuple[str, ...]]]
                        ) -> list[PairedResult]:
         """Each group's paired measurement: from the cache, or run, the groups in parallel."""
         found: dict[int, PairedResult] = {}
@@ -326,9 +326,8 @@ class Engine:
             rounds = self._rounds or max(MIN_ROUNDS, self._repeats, sandbox.repeats)
 
             def one(index: int, context: contextvars.Context) -> PairedResult:
-                _, baseline, view, codes = groups[index]
-                return context.run(sandbox.run_paired, baseline, codes, view.suite, view.language,
-                                   rounds=rounds)
+                key, baseline, suite, codes = groups[index]
+                return context.run(sandbox.run_paired, baseline, codes, suite, key[2], rounds=rounds)
 
             contexts = [contextvars.copy_context() for _ in todo]  # the caller's, in every thread
             with ThreadPoolExecutor(max_workers=min(sandbox.workers, len(todo))) as pool:
@@ -336,10 +335,10 @@ class Engine:
             with self._lock:
                 for index, paired in zip(todo, results, strict=True):
                     found[index] = paired
-                    key, _, view, codes = groups[index]
+                    key, _, suite, codes = groups[index]
                     self.executions += 1 + len(codes)
                     measured = [(key, paired.baseline)] + [
-                        (_key(code, view.suite, view.language), result)  # type: ignore[arg-type]
+                        (_key(code, suite, key[2]), result)
                         for code, result in zip(codes, paired.candidates, strict=True)]
                     faults = [result for _, result in measured if result.status == Status.SANDBOX_ERROR]
                     for run_key, result in measured:
