@@ -217,7 +217,8 @@ class Environment:
 
     def _source(self, text: str) -> str | None:
         """The code to run from what the model wrote (HumanEval: joined to the prompt it continues)."""
-        assert self.problem is not None
+        if self.problem is None:
+            raise RuntimeError(NOT_RESET)
         code = extract_code(text, self.problem.language)
         suite = self.problem.visible
         if code is not None and self.problem.prefix and suite.entry_point:
@@ -226,7 +227,8 @@ class Environment:
 
     def _run(self, code: str, suite: TestSuite | dict[str, Any], repeats: int = 1) -> ExecutionResult:
         """One run; a language or mode the sandbox refuses is the code's compile error, never a raise."""
-        assert self.problem is not None
+        if self.problem is None:
+            raise RuntimeError(NOT_RESET)
         try:
             return self.box.run(code, suite, self.problem.language, self.limits, repeats)
         except ValueError as exc:
@@ -234,7 +236,8 @@ class Environment:
 
     def _test(self, text: str, repeats: int = 1) -> tuple[str | None, ExecutionResult | None]:
         """Run an answer on the visible tests and record it as an attempt (None: no code)."""
-        assert self.problem is not None
+        if self.problem is None:
+            raise RuntimeError(NOT_RESET)
         code = self._source(text)
         result = None if code is None else self._run(code, self.problem.visible, repeats)
         self.attempts.append((code, result))
@@ -271,7 +274,8 @@ class Environment:
     def _columns(self) -> dict[str, Any]:
         """The row as the reward reads it: its own columns, with the judging tests where they are
         not the row's own (a row that continues a prompt, HumanEval's, is passed as it is)."""
-        assert self.row is not None
+        if self.row is None:
+            raise RuntimeError(NOT_RESET)
         if self.problem is None or (self.problem.prefix and self.problem.hidden is None):
             return dict(self.row)
         return {**self.row, "tests": self.problem.judge.to_dict(), "language": self.problem.language}
@@ -419,7 +423,8 @@ class CodeEnv(Environment):
         Returns:
             The time and memory, compared with the reference solution's when the problem has one.
         """
-        assert self.problem is not None
+        if self.problem is None:
+            raise RuntimeError(NOT_RESET)
         _, result = self._test(code, MEASURE_REPEATS)
         if result is None:
             return feedback.NO_CODE
@@ -447,7 +452,8 @@ class CodeEnv(Environment):
         Returns:
             The quality score in [0, 1] and the most serious findings.
         """
-        assert self.problem is not None
+        if self.problem is None:
+            raise RuntimeError(NOT_RESET)
         if self.problem.language != "python":
             return "Quality analysis covers Python code only."
         source = self._source(code)

@@ -85,6 +85,7 @@ class CodeEnvironment(Environment[CodeAction, CodeObservation, CodeState]):
     def reset(self, seed: int | None = None, episode_id: str | None = None, **row: Any) -> CodeObservation:
         """Start an episode on ``row`` (any column layout rewardkit reads); ``seed`` is unused:
         an episode depends only on its row and its actions."""
+        del seed
         prompt = self.env.reset(**row)
         self._state = CodeState(episode_id=episode_id, tools=list(self.env.tools))
         return CodeObservation(output=prompt or "", tools=list(self.env.tools), turns=0,
@@ -93,6 +94,7 @@ class CodeEnvironment(Environment[CodeAction, CodeObservation, CodeState]):
     def step(self, action: CodeAction, timeout_s: float | None = None, **kwargs: Any) -> CodeObservation:
         """Run one tool call; once the episode is done the observation carries its reward.
         CodeEnv's own time limits apply, so ``timeout_s`` is not used."""
+        del timeout_s, kwargs
         output = self.env.call(action.tool_name, **action.arguments)
         done = bool(self.env.done)
         reward = float(self.env.get_reward()) if done else 0.0

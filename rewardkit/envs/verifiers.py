@@ -142,6 +142,8 @@ class CodeTask(vf.Task[CodeTaskData, CodeState, CodeTaskConfig]):
 
     @classmethod
     def toolsets(cls, config: CodeTaskConfig) -> list[vf.Toolset]:
+        """CodeEnv's tools, served by one toolset per rollout (``cls``: verifiers' signature)."""
+        del cls
         return [CodeToolset(CodeToolsetConfig(options=config.options))]
 
     @vf.stop
@@ -197,6 +199,7 @@ class CodeTaskset(vf.Taskset[CodeTask, CodeTasksetConfig]):
     """One :class:`CodeTask` per row."""
 
     def load(self) -> Iterator[CodeTask]:
+        """The rows, given as a list or as the path of a JSON Lines file."""
         rows = self.config.rows
         if isinstance(rows, str):
             rows = [json.loads(line) for line in Path(rows).read_text().splitlines() if line.strip()]

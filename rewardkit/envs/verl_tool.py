@@ -150,6 +150,7 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
     trajectory that never ended its episode scores its final response as the answer, in a
     fresh CodeEnv made with ``reward_kwargs`` (options) from the row (``ground_truth`` as its
     ``tests``, ``extra_info``'s other keys as columns)."""
+    del data_source  # verl's argument; the row's columns say all the episode needs
     info = dict(extra_info or {})
     rewards = [r for r in info.get("tool_rewards") or [] if r is not None]
     if rewards:
