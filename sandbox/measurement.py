@@ -128,19 +128,28 @@ def paired_ratios(baselines: Sequence[ExecutionResult],
     (or a round) with a run that did not pass, or a baseline value of 0, gives no ratio.
     """
     ratios: list[dict[str, list[float]]] = [{name: [] for name in PAIRED_METRICS} for _ in range(count)]
-    for index, runs in enumerate(rounds):
-        before, after = baselines[index:index + 2] if index + 1 < len(baselines) else (None, None)
-        if before is None or after is None or not (before.passed and after.passed):
+    # a round with no baseline run after it (the measurement was cut short) gives no ratio
+    for (before, after), runs in zip(itertools.pairwise(baselines), rounds, strict=False):
+        if not (before.passed and after.passed):
             continue
         for place, (candidate, result) in enumerate(runs):
-            if not result.passed:
-                continue
-            weight = (place + 1) / (len(runs) + 1)
-            for name in PAIRED_METRICS:
-                reference = (1 - weight) * float(getattr(before, name)) + weight * float(getattr(after, name))
-                if reference > 0:
-                    ratios[candidate][name].append(float(getattr(result, name)) / reference)
+            if result.passed:
+                weight = (place + 1) / (len(runs) + 1)
+                for name, ratio in _ratios(result, before, after, weight).items():
+                    ratios[candidate][name].append(ratio)
     return ratios
+
+
+def _ratios(result: ExecutionResult, before: ExecutionResult, after: ExecutionResult,
+            weight: float) -> dict[str, float]:
+    """``result``'s ratio to the baseline interpolated between ``before`` and ``after`` at
+    ``weight``, per metric whose reference is above 0."""
+    found = {}
+    for name in PAIRED_METRICS:
+        reference = (1 - weight) * float(getattr(before, name)) + weight * float(getattr(after, name))
+        if reference > 0:
+            found[name] = float(getattr(result, name)) / reference
+    return found
 
 
 def pair_noise(ratios: Sequence[dict[str, list[float]]],
@@ -154,11 +163,15 @@ def pair_noise(ratios: Sequence[dict[str, list[float]]],
     """
     noise = {}
     for name in PAIRED_METRICS:
-        gaps = []
-        for paired in ratios:
-            logs = [math.log(v) for v in paired.get(name, []) if v > 0]
-            gaps += [abs(a - b) for i, a in enumerate(logs) for b in logs[i + 1:]]
-        runs = [math.log(v) for v in (float(getattr(r, name)) for r in baselines if r.passed) if v > 0]
-        gaps += [abs(a - b) for a, b in itertools.pairwise(runs)]
+        gaps = [gap for paired in ratios for gap in _log_gaps(paired.get(name, []), every_pair=True)]
+        gaps += _log_gaps([float(getattr(r, name)) for r in baselines if r.passed], every_pair=False)
         noise[name] = statistics.median(gaps) / (0.6745 * math.sqrt(2)) if gaps else 0.0
     return noise
+
+
+def _log_gaps(values: Sequence[float], every_pair: bool) -> list[float]:
+    """``|log a - log b|`` between every two positive values, or between successive ones."""
+    logs = [math.log(v) for v in values if v > 0]
+    if every_pair:
+        return [abs(a - b) for i, a in enumerate(logs) for b in logs[i + 1:]]
+    return [abs(a - b) for a, b in itertools.pairwise(logs)]
