@@ -222,12 +222,14 @@ def prime_score_fn(prime_code: ModuleType) -> Callable[..., dict[str, float]]:
     """verl's ``default_compute_score`` for an ``apps`` row: ``prime_code`` with partial credit."""
     def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
                       extra_info: Any = None) -> dict[str, float]:
+        del data_source, extra_info  # verl's arguments, which prime_code does not read
         success, _ = prime_code.compute_score(solution_str, ground_truth, continuous=True)
         return {"score": float(success)}
     return compute_score
 
 
 Judge = Callable[[list[Sample], str], list[float]]
+PRIME = "verl prime_code per sample"
 
 
 def per_sample(function: Callable[..., dict[str, float]], key: str) -> Judge:
@@ -364,8 +366,8 @@ def sandbox_for(limits: Limits) -> Iterator[Sandbox]:
         yield sandbox
 
 
-def main() -> None:
-    """Build the workload, time every judge on both sets, print rates, drift and verdicts."""
+def arguments() -> argparse.Namespace:
+    """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per set (default 3)")
     parser.add_argument("--limit", type=int, default=None, help="judge only the first N samples")
@@ -376,6 +378,52 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no APPS data at {args.data}")
+    return args
+
+
+def per_sample_judges(verl_path: Path) -> dict[str, Judge]:
+    """verl's ``prime_code`` (when its wheel is there) and rewardkit's verl functions."""
+    judges: dict[str, Judge] = {}
+    if (verl_path / PRIME_CODE).is_dir():
+        judges[PRIME] = per_sample(prime_score_fn(load_prime_code(verl_path)), "score")
+        print(f"verl {verl_version(verl_path)} prime_code from {verl_path}")
+    else:
+        print(f"verl prime_code: skipped, no verl wheel at {verl_path} (make .cache/verl/.stamp)")
+    for preset in ("cisq_grpo", "pass_rate"):
+        for name, function in (("compute_score", verl.compute_score),
+                               ("compute_score_async", verl.compute_score_async)):
+            judges[f"rewardkit {name} {preset}"] = per_sample(
+                verl_wrap(function, preset=preset, limits={"time_s": TIME_S}), "pass_rate")
+    return judges
+
+
+def whole_workload_lines(spent: dict[str, list[float]], count: int) -> list[str]:
+    """Each judge's throughput over every set against ``prime_code``'s, round by round."""
+    lines = [f"\n[whole workload] {count} samples: per-sample throughput against {PRIME}, "
+             f"round by round (target >= {TARGET:g}x)"]
+    for name, walls in spent.items():
+        if name != PRIME:
+            ratios = [b / w for b, w in zip(spent[PRIME], walls, strict=True)]
+            lines.append(f"  {name:40s} {statistics.median(ratios):5.2f}x (rounds: "
+                         f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    return lines
+
+
+def ceiling_lines(own_ms: float, theirs: Timings | None, count: int) -> list[str]:
+    """The runs' own CPU time (the solutions' work, with the fork and exit of each run), and the
+    ratio a CPU-bound host allows rewardkit at best: ``prime_code``'s CPU per sample over it."""
+    lines = [f"\nthe runs' own CPU time (rewardkit's time_s: the solutions' work, and each run's fork "
+             f"and exit) on the set without slow samples: {own_ms:.1f} ms per sample"]
+    if theirs is not None and own_ms > 0:
+        prime_ms = 1000 * statistics.median(sum(parts) for parts in theirs.cpu[PRIME]) / count
+        lines.append(f"{PRIME}: {prime_ms:.1f} ms of CPU per sample; where every core is busy, rewardkit "
+                     f"cannot be faster than {prime_ms / own_ms:.2f}x it per sample")
+    return lines
+
+
+def main() -> None:
+    """Build the workload, time every judge on both sets, print rates, drift and verdicts."""
+    args = arguments()
     samples = workload(args.data)[:args.limit]
     limits = Limits(time_s=TIME_S)
     kinds = {k: sum(s.kind == k for s in samples) for k in ("reference", "wrong", "slow")}
@@ -383,58 +431,40 @@ def main() -> None:
           f"{os.cpu_count()} cores, python {sys.version.split()[0]}, {THREADS} threads per verl chunk")
     print(f"workload: {len(samples)} samples of {len({s.problem for s in samples})} APPS problems "
           f"({', '.join(f'{n} {k}' for k, n in kinds.items())}), {TIME_S:g} s per test")
-    judges: dict[str, Judge] = {}
-    if (args.verl_path / PRIME_CODE).is_dir():
-        judges["verl prime_code per sample"] = per_sample(prime_score_fn(load_prime_code(args.verl_path)),
-                                                          "score")
-        print(f"verl {verl_version(args.verl_path)} prime_code from {args.verl_path}")
-    else:
-        print(f"verl prime_code: skipped, no verl wheel at {args.verl_path} (make .cache/verl/.stamp)")
-    for preset in ("cisq_grpo", "pass_rate"):
-        for name, function in (("compute_score", verl.compute_score),
-                               ("compute_score_async", verl.compute_score_async)):
-            judges[f"rewardkit {name} {preset}"] = per_sample(
-                verl_wrap(function, preset=preset, limits={"time_s": TIME_S}), "pass_rate")
+    judges = per_sample_judges(args.verl_path)
     with sandbox_for(limits) as sandbox:
         judges["rewardkit Sandbox.run_many"] = batched(sandbox)
         for judge in judges.values():  # start workers and pools, as a trainer's first step does
             judge(samples[:2], "warm-up")
-        baseline = "verl prime_code per sample" if "verl prime_code per sample" in judges else None
+        baseline = PRIME if PRIME in judges else None
         sets = {"passing or failing fast": [s for s in samples if s.kind != "slow"],
                 "slow (past the time limit)": [s for s in samples if s.kind == "slow"]}
         verdicts: dict[str, list[float]] = {name: [] for name in judges}
         judged: list[Sample] = []
         spent = {name: [0.0] * args.rounds for name in judges}
-        for title, chosen in sets.items():
-            if not chosen:
-                continue
-            timings = interleaved(judges, chosen, args.rounds)
+        measured: dict[str, Timings] = {}
+        for title, chosen in ((t, c) for t, c in sets.items() if c):
+            measured[title] = timings = interleaved(judges, chosen, args.rounds)
             print(f"\n[{title}] {len(chosen)} samples, median of {args.rounds} rounds, interleaved")
-            print("\n".join(rate_lines(len(chosen), timings, baseline)))
-            print(drift_line(timings.drift))
+            print("\n".join([*rate_lines(len(chosen), timings, baseline), drift_line(timings.drift)]))
             judged += chosen
             for name in judges:
                 verdicts[name] += timings.verdicts[name]
                 spent[name] = [a + b for a, b in zip(spent[name], timings.walls[name], strict=True)]
         if baseline is not None:
-            print(f"\n[whole workload] {len(judged)} samples: per-sample throughput against {baseline}, "
-                  f"round by round (target >= {TARGET:g}x)")
-            for name, walls in spent.items():
-                if name != baseline:
-                    ratios = [b / w for b, w in zip(spent[baseline], walls, strict=True)]
-                    print(f"  {name:40s} {statistics.median(ratios):5.2f}x (rounds: "
-                          f"{', '.join(f'{r:.2f}' for r in ratios)})")
+            print("\n".join(whole_workload_lines(spent, len(judged))))
         fast = sets["passing or failing fast"]
         if fast:
             own = sum(r.time_s for r in sandbox.run_many([(s.code, TestSuite.from_dict(s.tests))
                                                            for s in fast]))
-            print(f"\nthe solutions' own CPU time (rewardkit's time_s) on the set without slow samples: "
-                  f"{1000 * own / len(fast):.1f} ms per sample, a cost both sides pay")
+            theirs = measured.get("passing or failing fast") if baseline is not None else None
+            print("\n".join(ceiling_lines(1000 * own / len(fast), theirs, len(fast))))
         print(f"\nverdicts on {len(judged)} samples")
         print("\n".join(verdict_lines(judged, verdicts, baseline or "rewardkit Sandbox.run_many")))
         if args.profile and fast:
             print(f"\ncProfile of the judge side, {len(fast)} samples judged one by one (top by own time)")
             profile_judge(sandbox, fast, 15)
+
 
 if __name__ == "__main__":
     main()
