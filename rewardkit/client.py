@@ -112,7 +112,6 @@ class RemoteReward:
         :mod:`.rewards.shared_batch`)."""
         shared: SharedBatch[list[RewardResult | None]] = SharedBatch(list(self.components))
         return [ComponentFunction(self._results_or_none, name, shared, logs=i == 0,
-                                  doc=f"rewardkit component {name!r}, computed by {self.url}.",
                                   weight=weight if weighted else 1.0)
                 for i, (name, weight) in enumerate(self.components.items())]
 

@@ -177,11 +177,9 @@ class ComponentFunction:
 
     def __init__(self, evaluate: Callable[[list[Any], dict[str, Any]], Sequence[RewardResult] | None],
                  name: str, shared: SharedBatch[list[RewardResult | None]], logs: bool,
-                 doc: str | None = None, weight: float = 1.0) -> None:
-        self.evaluate, self.name, self.shared, self.logs = evaluate, name, shared, logs
-        self.weight = weight
+                 weight: float = 1.0) -> None:
+        self.evaluate, self.shared, self.logs, self.weight = evaluate, shared, logs, weight
         self.__name__ = self.__qualname__ = name
-        self.__doc__ = doc or f"rewardkit component {name!r}."
 
     def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
         def batch() -> list[RewardResult | None]:
@@ -189,11 +187,11 @@ class ComponentFunction:
             return [None] * len(completions) if results is None else list(results)
 
         key = batch_key(completions, {k: v for k, v in kwargs.items() if k not in TRAINER_KEYS})
-        results = self.shared.get(self.name, key, batch)
+        results = self.shared.get(self.__name__, key, batch)
         scored = [r for r in results if r is not None]
         if self.logs and len(scored) == len(results):
             log_to_trainer(kwargs, scored, [])
-        values = [None if r is None else r.components.get(self.name) for r in results]
+        values = [None if r is None else r.components.get(self.__name__) for r in results]
         return [None if v is None else v * self.weight for v in values]
 
 
