@@ -17,7 +17,7 @@ numbers can be compared with the paper's.  Sources (facts only):
     instantiation plus evaluation of every test case; the published evaluator
     (``src/evaluator.py``, ``Evaluator.evaluate``) gives each run a 30 s timeout
     over the whole suite and sets no memory limit (``reliability_guard()`` without
-    a size).  Three runs combined by their mean, as the issue specifies; the paper
+    a size).  Three runs combined by their mean, as rewardkit chose for this protocol; the paper
     and its code time a single run.  No memory limit is not expressible, so the
     memory limit is rewardkit's 1024 MB.
 """

@@ -18,7 +18,7 @@ A fixed calibration loop, timed in this process before every group, shows how
 much the machine's speed drifted during the run.  Run
 ``python benchmarks/perf/bench_noise_floor.py [SAMPLES] [GAP]`` (default 20 and 1).
 It prints, dated, the share of samples in which identical code scores 0, the
-faster programs score above 0 and the slower below, next to the issue's goals
+faster programs score above 0 and the slower below, next to the goals it is held to
 (95%, 90% at 1.5x, 80% at 1.25x).
 """
 
