@@ -1,4 +1,4 @@
-"""``rewardkit bench``: load a dataset, measure its references here, evaluate solutions, report."""
+"""``rewardkit bench``: load a dataset, measure references and solutions here in shared rounds, report."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ def run_benchmark(problems: Sequence[Problem], solutions: Sequence[Solution], ou
                   repeats: int | None = None, limits: Limits | None = None, progress: bool = True,
                   evaluations: int = 1, measurement: str = "rewardkit") -> BenchRun:
     """Measure the references of the problems that have solutions, evaluate, write the report.
+
+    The references' cached measurements (:func:`.references.measure_references`)
+    give their verdicts; every evaluation then measures each problem's passing
+    references again in the same rounds as its samples (:func:`.runner.evaluate`),
+    and Beyond-T/M/I, Beyond@K and DPS_norm rank the samples among those values.
 
     ``samples`` keeps the first N samples of each problem (by ``sample``
     number); ``repeats`` applies to references and candidates alike (default:

@@ -9,24 +9,29 @@ the best of the first K samples) and EvalPerf's DPS_norm.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from ..rewards.extract import completion_text, extract_code
-from ..sandbox import Limits, Sandbox
+from ..sandbox import ExecutionResult, Limits, Sandbox
+from ..sandbox.measurement import PAIRED_METRICS, PairedResult
 from . import metrics
 from .loaders import runnable_code
 from .loaders.samples import is_sample_record, sample_text
 from .problem import Problem
+from .references import metrics_of
 
 OBJECTIVE_KEYS = {"t": "time_s", "m": "peak_memory_kb", "i": "integral_kb_s"}
 HEADLINE = ("pass@1", "beyond_t", "beyond_m", "beyond_i")
+ROUND = 16  # candidates per paired measurement
 
 
 class BenchError(ValueError):
@@ -103,12 +108,14 @@ def read_solutions(path: str | Path) -> list[Solution]:
 def evaluate(problems: Sequence[Problem], solutions: Sequence[Solution], sandbox: Sandbox,
              limits: Limits | None = None, progress: bool = True, evaluations: int = 1
              ) -> list[SampleResult]:
-    """Run every solution ``evaluations`` times against its problem's tests (references measured already).
+    """Run every solution ``evaluations`` times, each time in rounds with its problem's references.
 
-    Each evaluation is a fresh sandbox run, correctness judged again, its time
-    the sandbox protocol's (:meth:`MeasurementProtocol.time_of`); the
-    evaluations are interleaved (all solutions once, then again) so that a slow
-    spell of the machine does not fall on one solution's runs.
+    The references' verdicts come from :func:`.references.measure_references`
+    (run first).  In each evaluation a problem's distinct programs and its
+    passing references are measured in the same interleaved rounds
+    (:class:`_Plan`), so samples and references share one scale taken
+    at one time; correctness is judged again every evaluation.  The references'
+    ``metrics`` end up as the last evaluation measured them.
     """
     if evaluations < 1:
         raise BenchError(f"--evaluations must be at least 1, got {evaluations}")
@@ -117,43 +124,146 @@ def evaluate(problems: Sequence[Problem], solutions: Sequence[Solution], sandbox
     if unknown:
         raise BenchError(f"solutions for problems the dataset does not have: {', '.join(unknown[:5])}"
                          + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""))
-    todo = [(solution, e) for e in range(evaluations) for solution in solutions]
+    programs: dict[str, list[str]] = {}
+    for s in solutions:
+        code = runnable_code(by_id[s.problem_id], s.program(by_id[s.problem_id]))
+        if code not in programs.setdefault(s.problem_id, []):
+            programs[s.problem_id].append(code)
+    plans = {pid: _Plan(by_id[pid], codes) for pid, codes in programs.items()}
     results = []
-    with tqdm(total=len(todo), desc="evaluating", unit="run", disable=not progress,
-              file=sys.stderr) as bar:
-        for start in range(0, len(todo), 4 * sandbox.workers):
-            chunk = todo[start:start + 4 * sandbox.workers]
-            jobs = [(runnable_code(by_id[s.problem_id], s.program(by_id[s.problem_id])),
-                     by_id[s.problem_id].tests,
-                     by_id[s.problem_id].language) for s, _ in chunk]
-            for (solution, e), run in zip(chunk, sandbox.run_many(jobs, limits=limits), strict=True):
+    with tqdm(total=evaluations * sum(len(p.jobs) for p in plans.values()), desc="evaluating",
+              unit="job", disable=not progress, file=sys.stderr) as bar:
+        for e in range(evaluations):
+            measured = _measure_all(list(plans.values()), sandbox, limits, bar.update)
+            for solution in solutions:
+                problem = by_id[solution.problem_id]
+                run = measured[solution.problem_id].runs[runnable_code(problem, solution.program(problem))]
                 result = SampleResult(solution.problem_id, solution.sample, solution.label,
                                       run.status.value, run.passed, sandbox.protocol.time_of(run),
-                                      run.peak_memory_kb,
-                                      run.integral_kb_s, run.feedback, evaluation=e)
-                result.values = sample_values(result, by_id[solution.problem_id])
+                                      run.peak_memory_kb, run.integral_kb_s, run.feedback, evaluation=e)
+                result.values = sample_values(result, problem, measured[solution.problem_id].references)
                 results.append(result)
-            bar.update(len(chunk))
+    for plan in plans.values():
+        plan.record(measured[plan.problem.problem_id], sandbox)
     return results
 
 
-def sample_values(result: SampleResult, problem: Problem) -> dict[str, float]:
+@dataclass
+class Measured:
+    """One problem measured in one evaluation: each program's result, with paired values where it had
+    ratios, and the passing references' values per metric key (empty without a passing reference)."""
+
+    runs: dict[str, ExecutionResult]
+    references: dict[str, list[float]]
+
+
+class _Plan:
+    """What one evaluation of a problem runs: its passing references and distinct programs.
+
+    With a passing reference, the first passing one is the baseline of
+    :meth:`Sandbox.run_paired` and the others and the programs are its
+    candidates, :data:`ROUND` at most per measurement (a longer round would
+    leave the host more time to drift between two baseline runs); without one,
+    each program is one :meth:`Sandbox.run`.
+    """
+
+    def __init__(self, problem: Problem, programs: list[str]) -> None:
+        self.problem = problem
+        passing = problem.passing_references()
+        self.baseline = passing[0].code if passing else None
+        self.references = [r.code for r in passing[1:]]
+        self.codes = [*dict.fromkeys(code for code in [*self.references, *programs] if code != self.baseline)]
+        self.jobs = ([self.codes[i:i + ROUND] for i in range(0, len(self.codes), ROUND)] or [[]] if passing
+                     else [[code] for code in self.codes])
+
+    def measure(self, job: list[str], sandbox: Sandbox, limits: Limits | None
+                ) -> PairedResult | ExecutionResult:
+        """One job: a paired measurement against the baseline, or one program's run."""
+        problem = self.problem
+        if self.baseline is None:
+            return sandbox.run(job[0], problem.tests, problem.language, limits)
+        return sandbox.run_paired(self.baseline, job, problem.tests, problem.language, limits)
+
+    def combine(self, done: list[PairedResult | ExecutionResult], sandbox: Sandbox) -> Measured:
+        """The jobs' results on one scale: a candidate with ratios gets ``ratio x baseline`` per
+        metric (the protocol's statistic over rounds, the baseline's value combined over its
+        measurements); one without (it failed, or every baseline did) keeps its own values."""
+        if self.baseline is None:
+            return Measured({code: run for code, run in zip(self.codes, done, strict=True)
+                             if isinstance(run, ExecutionResult)}, {})
+        paired = [result for result in done if isinstance(result, PairedResult)]
+        bases = [result.baseline for result in paired if result.baseline.passed]
+        scale = {name: sandbox.protocol.combine([float(getattr(b, name)) for b in bases])
+                 for name in PAIRED_METRICS} if bases else {}
+        runs: dict[str, ExecutionResult] = {}
+        for job, result in zip(self.jobs, paired, strict=True):
+            for code, run, ratios in zip(job, result.candidates, result.ratios, strict=True):
+                values = {name: sandbox.protocol.combine(ratios[name]) * scale[name]
+                          for name in PAIRED_METRICS if scale and ratios.get(name)}
+                runs[code] = _scaled(run, values)
+        runs[self.baseline] = _scaled(paired[0].baseline, scale)
+        passing = [runs[code] for code in (self.baseline, *self.references) if runs[code].passed]
+        references = {key: [float(getattr(run, key)) if key != "time_s" else sandbox.protocol.time_of(run)
+                            for run in passing] for key in OBJECTIVE_KEYS.values()}
+        return Measured(runs, references if passing else {})
+
+    def record(self, measured: Measured, sandbox: Sandbox) -> None:
+        """Give the passing references the metrics ``measured`` holds for them."""
+        for reference in self.problem.passing_references():
+            reference.metrics = metrics_of(measured.runs[reference.code], sandbox.protocol)
+
+
+def _scaled(run: ExecutionResult, values: Mapping[str, float]) -> ExecutionResult:
+    """``run`` with the metrics of :data:`PAIRED_METRICS` that ``values`` holds in place of its own."""
+    return replace(run, time_s=values.get("time_s", run.time_s), wall_s=values.get("wall_s", run.wall_s),
+                   peak_memory_kb=values.get("peak_memory_kb", run.peak_memory_kb),
+                   integral_kb_s=values.get("integral_kb_s", run.integral_kb_s))
+
+
+def _measure_all(plans: list[_Plan], sandbox: Sandbox, limits: Limits | None,
+                 advance: Callable[[int], object]) -> dict[str, Measured]:
+    """Every plan's jobs, in parallel on the sandbox's workers, each problem's put on one scale."""
+    jobs = [(plan, job) for plan in plans for job in plan.jobs]
+
+    def one(item: tuple[_Plan, list[str]], context: contextvars.Context) -> PairedResult | ExecutionResult:
+        result = context.run(item[0].measure, item[1], sandbox, limits)
+        advance(1)
+        return result
+
+    contexts = [contextvars.copy_context() for _ in jobs]
+    with ThreadPoolExecutor(max_workers=max(1, min(sandbox.workers, len(jobs)))) as pool:
+        done = list(pool.map(one, jobs, contexts))
+    measured = {}
+    for plan in plans:
+        mine = [result for (owner, _), result in zip(jobs, done, strict=True) if owner is plan]
+        measured[plan.problem.problem_id] = plan.combine(mine, sandbox)
+    return measured
+
+
+def sample_values(result: SampleResult, problem: Problem,
+                  references: Mapping[str, Sequence[float]] | None = None) -> dict[str, float]:
     """The per-sample values the metrics average (see the module docstring).
+
+    ``references`` holds the passing references' values per metric key
+    (``time_s``, ...), measured with ``result``; by default the problem's
+    references' ``metrics``.
 
     Without a passing reference a problem has no efficiency values at all (it
     is left out of those metrics rather than scored 0 or 1); DPS_norm is
     EvalPerf's, over passing samples only.  B/M/W/F of objective ``x`` are
     ``B_x`` ... ``F_x``.
     """
+    table = references if references is not None else {key: problem.reference_values(key)
+                                                        for key in OBJECTIVE_KEYS.values()}
     values = {"pass@1": float(result.passed)}
     for letter, key in OBJECTIVE_KEYS.items():
-        refs = problem.reference_values(key)
+        refs = list(table.get(key, []))
         if refs:
             rank = metrics.percentile_rank(getattr(result, key), refs) if result.passed else None
             values[f"beyond_{letter}"] = rank or 0.0
             indicators = metrics.bmwf_indicators(result.passed, rank)
             values |= {f"{name}_{letter}": share for name, share in indicators.items()}
-    times = problem.reference_values("time_s")
+    times = list(table.get("time_s", []))
     if times:
         values["runtime_score"] = (metrics.runtime_score(result.time_s, min(times), max(times))
                                    if result.passed else 0.0)
