@@ -114,7 +114,8 @@ def evaluate(problems: Sequence[Problem], solutions: Sequence[Solution], sandbox
     (run first).  In each evaluation a problem's distinct programs and its
     passing references are measured in the same interleaved rounds
     (:class:`_Plan`), so samples and references share one scale taken
-    at one time; correctness is judged again every evaluation.  The references'
+    at one time; correctness is judged again every evaluation, and the
+    evaluations run side by side on the sandbox's workers.  The references'
     ``metrics`` end up as the last evaluation measured them.
     """
     if evaluations < 1:
@@ -130,21 +131,21 @@ def evaluate(problems: Sequence[Problem], solutions: Sequence[Solution], sandbox
         if code not in programs.setdefault(s.problem_id, []):
             programs[s.problem_id].append(code)
     plans = {pid: _Plan(by_id[pid], codes) for pid, codes in programs.items()}
-    results = []
     with tqdm(total=evaluations * sum(len(p.jobs) for p in plans.values()), desc="evaluating",
               unit="job", disable=not progress, file=sys.stderr) as bar:
-        for e in range(evaluations):
-            measured = _measure_all(list(plans.values()), sandbox, limits, bar.update)
-            for solution in solutions:
-                problem = by_id[solution.problem_id]
-                run = measured[solution.problem_id].runs[runnable_code(problem, solution.program(problem))]
-                result = SampleResult(solution.problem_id, solution.sample, solution.label,
-                                      run.status.value, run.passed, sandbox.protocol.time_of(run),
-                                      run.peak_memory_kb, run.integral_kb_s, run.feedback, evaluation=e)
-                result.values = sample_values(result, problem, measured[solution.problem_id].references)
-                results.append(result)
+        measured = _measure_all(list(plans.values()), evaluations, sandbox, limits, bar.update)
+    results = []
+    for e, by_problem in enumerate(measured):
+        for solution in solutions:
+            problem = by_id[solution.problem_id]
+            run = by_problem[solution.problem_id].runs[runnable_code(problem, solution.program(problem))]
+            result = SampleResult(solution.problem_id, solution.sample, solution.label,
+                                  run.status.value, run.passed, sandbox.protocol.time_of(run),
+                                  run.peak_memory_kb, run.integral_kb_s, run.feedback, evaluation=e)
+            result.values = sample_values(result, problem, by_problem[solution.problem_id].references)
+            results.append(result)
     for plan in plans.values():
-        plan.record(measured[plan.problem.problem_id], sandbox)
+        plan.record(measured[-1][plan.problem.problem_id], sandbox)
     return results
 
 
@@ -220,24 +221,25 @@ def _scaled(run: ExecutionResult, values: Mapping[str, float]) -> ExecutionResul
                    integral_kb_s=values.get("integral_kb_s", run.integral_kb_s))
 
 
-def _measure_all(plans: list[_Plan], sandbox: Sandbox, limits: Limits | None,
-                 advance: Callable[[int], object]) -> dict[str, Measured]:
-    """Every plan's jobs, in parallel on the sandbox's workers, each problem's put on one scale."""
-    jobs = [(plan, job) for plan in plans for job in plan.jobs]
+def _measure_all(plans: list[_Plan], evaluations: int, sandbox: Sandbox, limits: Limits | None,
+                 advance: Callable[[int], object]) -> list[dict[str, Measured]]:
+    """Every plan's jobs ``evaluations`` times, in parallel on the sandbox's workers (the evaluations
+    too: each puts its own measurements on its own scale), by evaluation, then by problem id."""
+    jobs = [(e, plan, job) for e in range(evaluations) for plan in plans for job in plan.jobs]
 
-    def one(item: tuple[_Plan, list[str]], context: contextvars.Context) -> PairedResult | ExecutionResult:
-        result = context.run(item[0].measure, item[1], sandbox, limits)
+    def one(item: tuple[int, _Plan, list[str]], context: contextvars.Context
+            ) -> PairedResult | ExecutionResult:
+        result = context.run(item[1].measure, item[2], sandbox, limits)
         advance(1)
         return result
 
     contexts = [contextvars.copy_context() for _ in jobs]
     with ThreadPoolExecutor(max_workers=max(1, min(sandbox.workers, len(jobs)))) as pool:
         done = list(pool.map(one, jobs, contexts))
-    measured = {}
-    for plan in plans:
-        mine = [result for (owner, _), result in zip(jobs, done, strict=True) if owner is plan]
-        measured[plan.problem.problem_id] = plan.combine(mine, sandbox)
-    return measured
+    return [{plan.problem.problem_id: plan.combine([result for (at, owner, _), result
+                                                    in zip(jobs, done, strict=True)
+                                                    if at == e and owner is plan], sandbox)
+             for plan in plans} for e in range(evaluations)]
 
 
 def sample_values(result: SampleResult, problem: Problem,
