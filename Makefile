@@ -43,10 +43,17 @@ docs: $(STAMP)
 docs-build: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
+# pytest in two parts: the tests that neither time anything nor look machine-wide on TEST_WORKERS
+# xdist workers, then the `serial` ones (tests/conftest.py names them) alone; both parts run, and
+# the target fails if either did.
+TEST_WORKERS ?= 2
 # The harnesses the agreement corpora compare with (tests/formats/test_agree_*.py): verl's
 # prime_code (VERL_DIR below) and LiveCodeBench's testing_util (LCB_DIR below).
 test: $(STAMP) toolchains docker lint typecheck quality docs-build .cache/verl/.stamp .cache/lcb/.stamp
-	$(PY) -m pytest -q -ra
+	status=0; \
+	$(PY) -m pytest -q -ra -m "not serial" -n $(TEST_WORKERS) --dist loadgroup || status=$$?; \
+	$(PY) -m pytest -q -ra -m serial -p no:xdist || status=$$?; \
+	exit $$status
 
 # EvalPlus's own evaluator, for bench_evalplus.py: apart from our venv, without the model SDKs
 # its declared dependencies pull in (benchmarks/perf/evalplus-requirements.txt says why).

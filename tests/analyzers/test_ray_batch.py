@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from local_ray import LocalRay
 
 from rewardkit.analyzers import QualityReport, analyze_many, batch
 
@@ -22,12 +22,9 @@ CODES: list[object] = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_instance() -> Iterator[None]:
-    ray.shutdown()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+@pytest.fixture(autouse=True)
+def ray_instance(ray_local: LocalRay) -> None:
+    ray_local.ensure()
 
 
 def summary(report: QualityReport) -> tuple[Any, ...]:

@@ -1,5 +1,6 @@
-"""Fixtures of the installed-wheel tests: the wheel of this tree, built once per session, and
-virtualenvs that install it (one with every extra, one with the core dependencies only)."""
+"""Fixtures of the installed-wheel tests: the wheel of this tree, built once per session,
+virtualenvs that install it (one with every extra, one with the core dependencies only), and the
+working directory of the README's and the docs' code blocks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from installed import Installed, build_wheel, install
+from test_readme import Tutorial
 
 _COSTS: list[str] = []
 
@@ -37,6 +39,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installe
 def core(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Installed:
     """The wheel and its core dependencies in a fresh virtualenv: no extra at all."""
     return _install(tmp_path_factory, wheel, "")
+
+
+@pytest.fixture(scope="session")
+def tutorial(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> Tutorial:
+    """The working directory where the code blocks of the README and the docs run, in order, each
+    once for the session."""
+    folder = tmp_path_factory.mktemp("readme") / "work"
+    folder.mkdir()
+    return Tutorial(installed, folder)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -7,7 +7,9 @@ nav, in ONE working directory outside the repository, so a block may use the
 files an earlier one made: ``bash`` blocks with
 ``bash -euo pipefail`` and the virtualenv's ``bin`` first on ``PATH``,
 ``python`` blocks with the virtualenv's python.  Selecting one case
-(``-k sandbox-L12``) runs the blocks before it first.
+(``-k sandbox-L12``) runs the blocks before it first.  That directory and the
+outcomes are the session's ``tutorial`` fixture (``conftest.py``):
+``test_wheel.py`` checks more of the runs it shares instead of repeating them.
 
 A block that cannot run as it stands says so on the line before its fence:
 
@@ -158,11 +160,24 @@ class Outcome:
 
 @dataclass
 class Tutorial:
-    """The shared working directory and the outcome of each block run so far."""
+    """The shared working directory and the outcome of each block run so far.
+
+    Blocks run as on a new user's machine without a GPU: rewardkit's cache starts empty (in
+    :attr:`cache`, beside the working directory) and CUDA is hidden.
+    """
 
     venv: Installed
     folder: Path
     done: dict[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def cache(self) -> Path:
+        return self.folder.parent / "cache"
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What the blocks' environment adds to the virtualenv's."""
+        return {"REWARDKIT_CACHE_DIR": str(self.cache), "CUDA_VISIBLE_DEVICES": ""}
 
     def run_through(self, block: Block) -> Outcome:
         """Run every runnable block before ``block`` not run yet, in order, then ``block``."""
@@ -184,7 +199,7 @@ class Tutorial:
         outcomes = []
         for number, command in enumerate(commands):
             started = ["bash", "-c", f"{command.partition(' #')[0].rstrip()} --port {port}"]
-            with serving(started, int(port), self.folder, self.venv.env(),
+            with serving(started, int(port), self.folder, self.venv.env(self.environment),
                          self.folder.parent / f"serve-{block.id}-{number}.log"):
                 if number == 0:  # the block's requests go to the first server; the others must start
                     outcomes.append(self._execute(block, body))
@@ -196,7 +211,7 @@ class Tutorial:
         command = ([str(self.venv.python), str(script)] if RUNNABLE[block.language] == "python"
                    else ["bash", "-euo", "pipefail", str(script)])
         try:
-            done = self.venv.run(command, self.folder, timeout=BLOCK_TIMEOUT_S)
+            done = self.venv.run(command, self.folder, timeout=BLOCK_TIMEOUT_S, extra_env=self.environment)
         except subprocess.TimeoutExpired as exc:
             return Outcome(-1, f"timed out after {BLOCK_TIMEOUT_S} s\n{exc.stdout or ''}{exc.stderr or ''}")
         return Outcome(done.returncode, done.stdout + done.stderr)
@@ -204,13 +219,6 @@ class Tutorial:
 
 def runnable(block: Block) -> bool:
     return block.language in RUNNABLE and block.marker in (None, "server", "docker")
-
-
-@pytest.fixture(scope="module")
-def tutorial(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tutorial]:
-    folder = tmp_path_factory.mktemp("readme") / "work"
-    folder.mkdir()
-    yield Tutorial(installed, folder)
 
 
 def _check_fragment(block: Block, venv: Installed, folder: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from installed import Installed, free_port, serving, stop
+from test_readme import BLOCKS, Outcome, Tutorial
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]  # the first test pays for the install
 
@@ -145,15 +146,28 @@ def test_serve_answers_health_and_stops_on_sigint(installed: Installed, tmp_path
     assert code == 0, (tmp_path / "serve.log").read_text()
 
 
-def test_train_grpo_smoke_run(installed: Installed, tmp_path: Path) -> None:
-    _ok(installed.run([str(installed.python), "-m", "rewardkit.trainers.tiny", "tiny-model"], tmp_path))
-    out = _ok(installed.rewardkit(
-        "train", "grpo", "--model", "tiny-model", "--dataset", "mini", "--limit", "2",
-        "--preset", "quality_efficiency", "--objective", "time", "--max-steps", "2", "--num-generations", "4",
-        "--batch-size", "4", "--grad-accum", "1", "--max-completion-length", "32", "--out", "grpo",
-        cwd=tmp_path, timeout=900))
-    assert re.search(r"2 steps; saved to grpo", out), out
-    assert (tmp_path / "grpo" / "config.json").is_file()
+def _docs_run(tutorial: Tutorial, text: str) -> Outcome:
+    """The outcome of the docs' block holding ``text``: the run test_readme.py checks too, made once."""
+    (block,) = [block for block in BLOCKS if text in block.text]
+    outcome = tutorial.run_through(block)
+    assert outcome.returncode == 0, f"{block.id}: exit {outcome.returncode}\n{outcome.output[-3000:]}"
+    return outcome
+
+
+def test_train_grpo_smoke_run(tutorial: Tutorial) -> None:
+    """The docs' ``rewardkit train grpo`` smoke run saves a model where it says."""
+    out = _docs_run(tutorial, "rewardkit train grpo").output
+    assert re.search(r"2 steps; saved to out/grpo-smoke", out), out[-3000:]
+    assert (tutorial.folder / "out" / "grpo-smoke" / "config.json").is_file()
+
+
+def test_the_docs_grpo_example_trains_on_cpu(tutorial: Tutorial) -> None:
+    """The docs' GRPO example in Python, CPU only, with a cache that started empty: ``grpo_rows``
+    measured the references into it, and ``build_trainer`` chose FP32 (TRL's BF16 default fails
+    without a GPU that supports it)."""
+    out = _docs_run(tutorial, "grpo.build_trainer(").output
+    assert "'train_runtime'" in out, out[-3000:]
+    assert list((tutorial.cache / "references").rglob("*.json")), "no reference measured into the cache"
 
 
 def test_optimize_replays_recorded_answers(installed: Installed, tmp_path: Path) -> None:

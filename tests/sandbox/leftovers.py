@@ -21,7 +21,8 @@ never fail the check:
   ``docker run`` holds any more.
 * **kernel keys of sandbox uids** (``/proc/key-users``): keyrings are keyed by
   uid and outlive every process, so a key a run made is state a later run of
-  the same uid could find.
+  the same uid could find (blamed as processes are: when the uid's worker is
+  ours or gone).
 
 Each check compares with a :class:`Snapshot` taken before the test, so that
 what was there already (an earlier leak, someone else's) is not blamed on it.
@@ -225,7 +226,10 @@ class Snapshot:
             worker = _worker_of(uid)
             if worker in ours or not psutil.pid_exists(worker):
                 found.append(f"file {path} (uid {uid})")
-        found += [f"kernel keys of sandbox uid {uid}" for uid in sandbox_uid_keys() - self.key_uids]
+        for uid in sorted(sandbox_uid_keys() - self.key_uids):
+            worker = _worker_of(uid)
+            if worker in ours or not psutil.pid_exists(worker):
+                found.append(f"kernel keys of sandbox uid {uid}")
         for key, parent in fork_servers().items():
             if key not in self.servers and parent not in workers:
                 found.append(f"fork server {key[0]} without its worker (parent {parent})")

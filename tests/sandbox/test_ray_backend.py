@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
+from local_ray import LocalRay
 
 from rewardkit.optional import MissingExtra
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
@@ -28,15 +29,13 @@ SLEEPER = "import time\ntime.sleep(3)\nprint('ok')\n"
 WORKER_MARK = "runtime.worker import main"  # in the argv of every sandbox worker
 
 
-@pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    ray.shutdown()
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+@pytest.fixture
+def ray_instance(ray_local: LocalRay) -> None:
+    """The shared local Ray instance, up (a test here stops it)."""
+    ray_local.ensure()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def sb(ray_instance: None) -> Iterator[Sandbox]:
     with Sandbox(backend="ray", limits=QUICK) as sandbox:
         yield sandbox

@@ -28,14 +28,10 @@ def referee_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     backend = str(request.param)
     if backend == "docker" and os.environ.get("REWARDKIT_SKIP_DOCKER") == "1":
         pytest.skip("REWARDKIT_SKIP_DOCKER=1: docker backend tests skipped on request")
-    ray = pytest.importorskip("ray") if backend == "ray" else None
-    started_ray = ray is not None and not ray.is_initialized()
-    if started_ray:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if backend == "ray":
+        request.getfixturevalue("ray_local").ensure()
     with Sandbox(backend=backend, workers=1, limits=QUICK, trust_suites=False) as sandbox:
         yield sandbox
-    if started_ray:
-        ray.shutdown()
 
 
 def script(check: str, definitions: str | None = None) -> TestSuite:

@@ -4,8 +4,8 @@ Tests that run on several backends take the ``backend_sandbox`` fixture
 through ``@pytest.mark.parametrize("backend_sandbox", BACKENDS, indirect=True)``
 (:data:`attacks.BACKENDS`).
 Every sandbox here has one worker, so consecutive runs of a test land on the
-same worker (the same container with the warm pool; on Ray, one CPU, so one
-task at a time, normally in the same Ray worker process).  Docker and Ray are
+same worker (the same container with the warm pool; on Ray, each job takes every
+CPU of the instance, so one task at a time, normally in the same Ray worker process).  Docker and Ray are
 skipped, saying why, when they are not available.
 """
 
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 import leftovers
 import pytest
+from local_ray import LocalRay
 
 from rewardkit.sandbox import Sandbox
 
@@ -54,16 +55,12 @@ def docker_warm_sandbox() -> Iterator[Sandbox]:
 
 
 @pytest.fixture(scope="package")
-def ray_sandbox() -> Iterator[Sandbox]:
-    """The Ray backend on a local one-CPU Ray instance (started here, as test_ray_backend does)."""
-    ray = pytest.importorskip("ray", reason="the ray package is not installed (pip install 'rewardkit[ray]')")
-    ray.shutdown()
-    ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
-        with Sandbox(backend="ray", workers=1) as sandbox:
-            yield sandbox
-    finally:
-        ray.shutdown()
+def ray_sandbox(ray_local: LocalRay) -> Iterator[Sandbox]:
+    """The Ray backend on the session's local Ray instance; each job takes both of its CPUs, so
+    one job runs at a time."""
+    ray_local.ensure()
+    with Sandbox(backend="ray", workers=1, num_cpus=2) as sandbox:
+        yield sandbox
 
 
 @pytest.fixture
