@@ -36,6 +36,7 @@ SERIAL = (
     "analyzers/test_mypy_hog_budget.py",  # the hog's and the honest source's times compared
     "analyzers/test_time_budget.py",  # wall clock against the budget
     "analyzers/test_tempdirs.py",  # every rk-* folder of the machine's temporary folder
+    "formats/test_agree_kodcode.py",  # KodCode's harness: pytest started under a 3 s wall clock
     "sandbox/attacks/test_hidden_work.py",  # measured time and memory compared with an honest run
     "sandbox/test_accounting.py",  # CPU time and peak memory measured; cgroups looked for
     "sandbox/test_batched_calls.py::test_a_call_that_never_returns_ends_the_batch_at_its_limit",
