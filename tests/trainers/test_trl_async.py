@@ -18,14 +18,10 @@ import pickle  # nosec B403 - our own objects, as TRL's worker pickles them
 from typing import Any
 
 import pytest
+from datasets import Dataset
 
-pytest.importorskip("trl.experimental.async_grpo.async_rollout_worker")
-
-from datasets import Dataset  # noqa: E402
-from trl.chat_template_utils import qwen3_chat_template  # noqa: E402
-
-from rewardkit.rewards import cisq_grpo  # noqa: E402
-from rewardkit.trainers import tiny  # noqa: E402
+from rewardkit.rewards import cisq_grpo
+from rewardkit.trainers import tiny
 
 TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{2 * n}\n"} for n in (1, 4)]}
 COMPLETIONS = ["```python\nprint(int(input()) * 2)\n```",      # right
@@ -60,8 +56,8 @@ def _score_in_child(payload: bytes, group: dict[str, Any], out: Any) -> None:
 def test_weighted_functions_score_in_trls_spawned_rollout_loop() -> None:
     reward = cisq_grpo()
     tokenizer = tiny.build_tokenizer(["print(int(input()) * 2)", "double n"], vocab_size=300)
-    tokenizer.chat_template = qwen3_chat_template  # a template TRL's loop can parse responses of
-    loop_kwargs = {"model_name": "tiny", "dataset": Dataset.from_list([{"prompt": "double n", "tests": TESTS}]),
+    dataset = Dataset.from_list([{"prompt": "double n", "tests": TESTS}])
+    loop_kwargs = {"model_name": "tiny", "dataset": dataset,
                    "reward_funcs": reward.functions(weighted=True), "processing_class": tokenizer,
                    "eos_token_ids": [0], "num_generations": len(COMPLETIONS), "queue_maxsize": 0,
                    "dataset_start_index": 0}
