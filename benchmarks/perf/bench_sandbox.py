@@ -9,7 +9,10 @@ absolute times on these shared machines are noisy:
 2. stability: 20 measurements of a ~80 ms CPU-bound program with the other core
    kept busy (coefficient of variation of ``time_s``), and how often single
    measurements order two programs whose work differs by 10%, beside plain
-   single-shot wall-clock timing of a subprocess (what published sandboxes do);
+   single-shot wall-clock timing of a subprocess (what published sandboxes do)
+   and beside paired measurement (``Sandbox.run_paired``: the two in interleaved
+   rounds, the median ratio deciding); a fixed in-process loop timed before each
+   measurement shows how much the host's speed drifted meanwhile;
 3. ``meter="instructions"``: identical counts run to run, 1% differences
    ordered right every time, and its slowdown against the default meter;
 4. the cost of one call in a ``call`` suite (20,000 calls, batched): a
@@ -21,6 +24,7 @@ Run: ``python benchmarks/perf/bench_sandbox.py`` (``make bench`` runs it).
 
 from __future__ import annotations
 
+import datetime
 import functools
 import os
 import statistics
@@ -139,26 +143,49 @@ def subprocess_wall(code: str) -> float:
         os.unlink(handle.name)
 
 
+def drift_loop() -> float:
+    """Wall seconds of a fixed in-process loop: the host's speed at this moment."""
+    start = time.perf_counter()
+    sum(i * i for i in range(200_000))
+    return time.perf_counter() - start
+
+
 def section_stability() -> None:
     """Print section 2: spread and ordering of repeated measurements under load."""
     print("\n[2] stability with the other core busy (~80 ms CPU-bound program)")
+    drift: list[float] = []
+
+    def measured(take: Callable[[], float]) -> float:
+        drift.append(drift_loop())
+        return take()
+
     with Sandbox(workers=1) as sb:
         n = calibrate(sb, 0.080)
+        fast_code, slow_code = loop(n), loop(int(n * 1.1))
         with other_core_busy():
-            single = [sb.run(loop(n), ONE).time_s for _ in range(20)]
-            wall = [subprocess_wall(loop(n)) for _ in range(20)]
-            fast = [sb.run(loop(n), ONE).time_s for _ in range(30)]
-            slow = [sb.run(loop(int(n * 1.1)), ONE).time_s for _ in range(30)]
-            fast_wall = [subprocess_wall(loop(n)) for _ in range(30)]
-            slow_wall = [subprocess_wall(loop(int(n * 1.1))) for _ in range(30)]
-            median3 = [sb.run(loop(n), ONE, repeats=3).time_s for _ in range(20)]
+            single = [measured(lambda: sb.run(loop(n), ONE).time_s) for _ in range(20)]
+            wall = [measured(lambda: subprocess_wall(loop(n))) for _ in range(20)]
+            fast = [measured(lambda: sb.run(fast_code, ONE).time_s) for _ in range(30)]
+            slow = [measured(lambda: sb.run(slow_code, ONE).time_s) for _ in range(30)]
+            fast_wall = [measured(lambda: subprocess_wall(fast_code)) for _ in range(30)]
+            slow_wall = [measured(lambda: subprocess_wall(slow_code)) for _ in range(30)]
+            median3 = [measured(lambda: sb.run(loop(n), ONE, repeats=3).time_s) for _ in range(20)]
+            paired = [measured(lambda: statistics.median(
+                sb.run_paired(fast_code, [slow_code], ONE, rounds=3).ratios[0]["time_s"]))
+                for _ in range(20)]
     print(f"  loop size {n:,}: median time_s {statistics.median(single) * 1000:.1f} ms")
-    print(f"  CV of time_s, rewardkit single measurement   {cv(single):6.2%}   (target <= 3%)")
+    print(f"  CV of time_s, rewardkit single measurement   {cv(single):6.2%}")
     print(f"  CV of time_s, rewardkit repeats=3 median     {cv(median3):6.2%}")
     print(f"  CV, single-shot wall clock of a subprocess   {cv(wall):6.2%}   (reference)")
     print(f"  10% apart, single measurements ordered right: rewardkit "
           f"{ordered_fraction(fast, slow):6.1%}  vs subprocess wall clock "
-          f"{ordered_fraction(fast_wall, slow_wall):6.1%}   (target >= 95%)")
+          f"{ordered_fraction(fast_wall, slow_wall):6.1%}")
+    print(f"  10% apart, paired (3 interleaved rounds, median ratio) ordered right: "
+          f"{sum(r > 1 for r in paired) / len(paired):6.1%} of {len(paired)}; median ratio "
+          f"{statistics.median(paired):.3f} (work ratio 1.1)")
+    print(f"  drift reference (a fixed in-process loop, timed before each measurement): median "
+          f"{median_ms(drift):.1f} ms, min {min(drift) * 1000:.1f}, max {max(drift) * 1000:.1f} "
+          f"({max(drift) / min(drift):.2f}x)")
 
 
 def section_instructions() -> None:
@@ -206,7 +233,8 @@ def section_calls() -> None:
 
 def main() -> None:
     """Run the four sections and print the figures."""
-    print(f"sandbox benchmark on {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"sandbox benchmark, {datetime.datetime.now().isoformat(timespec='seconds')}, "
+          f"{os.cpu_count()} cores, python {sys.version.split()[0]}")
     section_overhead()
     section_stability()
     section_instructions()
