@@ -13,7 +13,9 @@ never fail the check:
   /tmp, /var/tmp and /dev/shm: a sandbox keeps a solution's writes on private
   mounts, so such a file on the host escaped.
 * **fork servers** (a worker's root helper that forks its runs) whose worker is
-  gone: each must end with its worker.
+  gone: each must end with its worker.  A Python run the fork server forked
+  keeps its argv, so a process whose parent is a fork server is a run (checked
+  as a sandbox uid's process), not a server.
 * **``rewardkit-*`` work roots** directly under those folders whose worker
   process is gone (a worker without a private /tmp makes one; the worker's pid
   is read from the name when the name carries one).
@@ -230,8 +232,10 @@ class Snapshot:
             worker = _worker_of(uid)
             if worker in ours or not psutil.pid_exists(worker):
                 found.append(f"kernel keys of sandbox uid {uid}")
-        for key, parent in fork_servers().items():
-            if key not in self.servers and parent not in workers:
+        servers = fork_servers()
+        forked = {pid for pid, _ in servers}  # a Python run forked by a fork server carries its argv
+        for key, parent in servers.items():
+            if key not in self.servers and parent not in workers and parent not in forked:
                 found.append(f"fork server {key[0]} without its worker (parent {parent})")
         for path, pid in work_roots().items():
             if path in self.roots:
