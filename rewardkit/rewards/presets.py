@@ -165,21 +165,20 @@ def quality_efficiency(objective: str = "time", *, engine: Engine | None = None,
 class Single:
     """A reward of one component, selectable by name wherever a preset is: ``Single(factory)(...)``
     takes the component factory's options and a preset's (``engine``, ``sandbox``, ``limits``,
-    ``strict``, ``format``); an efficiency component measures with ``repeats=3``."""
+    ``strict``, ``format``); it measures with :data:`REPEATS` runs (3 for a baseline's comparison)."""
 
     def __init__(self, factory: Callable[..., Component]) -> None:
         self.factory, self.__name__ = factory, factory.__name__
         self.__doc__ = f"A reward of the single component {factory.__name__!r} ({factory.__doc__})"
         shared = inspect.signature(_single_options).parameters.values()
-        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == inspect.Parameter.VAR_KEYWORD
-               else p for p in inspect.signature(factory).parameters.values()]
+        own = inspect.signature(factory).parameters.values()
         self.__signature__ = inspect.Signature([*own, *shared], return_annotation=Reward)
 
     def __call__(self, *args: Any, engine: Engine | None = None, sandbox: Sandbox | None = None,
                  limits: Limits | None = None, strict: bool = False, format: str | None = None,
                  **options: Any) -> Reward:
         component = self.factory(*args, **options)
-        repeats = EFFICIENCY_REPEATS if "baseline" in component.needs else 1
+        repeats = REPEATS.get(self.__name__, 1)
         objective = str(options.get("objective", args[0] if args and isinstance(args[0], str) else "time"))
         return Reward([(component, 1.0)], _engine(engine, sandbox, limits, repeats, objective), strict,
                       component.name, format)
