@@ -106,7 +106,7 @@ class CodeEnvTool(BaseTool):
             return ToolResponse(text=text), None, {}
         with self._lock:
             self._episodes.pop(key, None)
-        reward, fault = await asyncio.to_thread(self._reward, env)
+        reward, fault = await asyncio.to_thread(_episode_reward, env, self.fault)
         extra_fields = getattr(agent_data, "extra_fields", None)
         if isinstance(extra_fields, dict):  # reaches the reward function as extra_info
             extra_fields[FAULT_KEY] = fault
@@ -116,7 +116,7 @@ class CodeEnvTool(BaseTool):
         """The episode's reward so far for the trajectory ``instance_id`` names (by request id)."""
         with self._lock:
             env = self._episodes.get(instance_id)
-        return 0.0 if env is None else (await asyncio.to_thread(self._reward, env))[0]
+        return 0.0 if env is None else (await asyncio.to_thread(_episode_reward, env, self.fault))[0]
 
     async def release(self, instance_id: str, **kwargs: Any) -> None:
         """The call is over; the trajectory's episode lives on until it is done."""
@@ -135,12 +135,12 @@ class CodeEnvTool(BaseTool):
                 self._episodes.popitem(last=False)
         return env
 
-    def _reward(self, env: CodeEnv) -> tuple[float, float]:
-        """The episode's reward under the fault policy, and the fault flag."""
-        value = env.get_reward()
-        fault = bool(getattr(env, "fault", False)) or value is None
-        score = apply(None if fault else value, self.fault, "CodeEnv episode", who="verl")
-        return float(score if score is not None else 0.0), float(fault)
+
+def _episode_reward(env: CodeEnv, policy: Policy) -> tuple[float, float]:
+    """The episode's reward under the fault policy ``policy``, and the fault flag."""
+    value = env.get_reward()
+    score = apply(None if env.fault else value, policy, "CodeEnv episode", who="verl")
+    return float(score if score is not None else 0.0), float(env.fault)
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
@@ -162,8 +162,5 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any,
                if k not in ("tool_rewards", "turn_scores", "num_turns", "rollout_reward_scores")}
     env.reset(**{**columns, "tests": ground_truth})
     env.call("submit", code=solution_str)
-    value = env.get_reward()
-    fault = bool(getattr(env, "fault", False)) or value is None
-    score = apply(None if fault else value, policy, "CodeEnv episode", who="verl")
-    return {"score": float(score if score is not None else 0.0), "episode_ended": 0.0,
-            FAULT_KEY: float(fault)}
+    score, fault = _episode_reward(env, policy)
+    return {"score": score, "episode_ended": 0.0, FAULT_KEY: fault}
