@@ -44,12 +44,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-try:
+from pydantic import Field
+
+from ..optional import requires
+
+with requires("envs"):
     import verifiers.v1 as vf
-    from pydantic import Field
-except ModuleNotFoundError as exc:  # pragma: no cover - depends on what is installed
-    raise ImportError("rewardkit.envs.verifiers needs verifiers 0.4: "
-                      "pip install 'verifiers>=0.4,<0.5'") from exc
 
 from ..rewards.faults import FAULT_KEY, Policy, RewardFault, apply, fault_policy
 from .code_env import TOOLS, CodeEnv
