@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fractions  # noqa: F401 - loaded once in the fork server, not in every run's APPS_PRELUDE
 import importlib
 import json
 import linecache
