@@ -9,12 +9,10 @@ the best of the first K samples) and EvalPerf's DPS_norm.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from tqdm import tqdm
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import ExecutionResult, Limits, Sandbox
 from ..sandbox.measurement import PAIRED_METRICS, PairedResult
+from ..sandbox.sandbox import in_threads
 from . import metrics
 from .loaders import runnable_code
 from .loaders.samples import is_sample_record, sample_text
@@ -227,15 +226,12 @@ def _measure_all(plans: list[_Plan], evaluations: int, sandbox: Sandbox, limits:
     too: each puts its own measurements on its own scale), by evaluation, then by problem id."""
     jobs = [(e, plan, job) for e in range(evaluations) for plan in plans for job in plan.jobs]
 
-    def one(item: tuple[int, _Plan, list[str]], context: contextvars.Context
-            ) -> PairedResult | ExecutionResult:
-        result = context.run(item[1].measure, item[2], sandbox, limits)
+    def one(item: tuple[int, _Plan, list[str]]) -> PairedResult | ExecutionResult:
+        result = item[1].measure(item[2], sandbox, limits)
         advance(1)
         return result
 
-    contexts = [contextvars.copy_context() for _ in jobs]
-    with ThreadPoolExecutor(max_workers=max(1, min(sandbox.workers, len(jobs)))) as pool:
-        done = list(pool.map(one, jobs, contexts))
+    done = in_threads(one, jobs, sandbox.workers)
     return [{plan.problem.problem_id: plan.combine([result for (at, owner, _), result
                                                     in zip(jobs, done, strict=True)
                                                     if at == e and owner is plan], sandbox)

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from . import judge, measurement
 from .backends.process import WorkerProcess
@@ -32,6 +32,8 @@ BACKENDS = ("local", "docker", "ray")
 METERS = ("time", "instructions")
 Job = tuple[str, Any] | tuple[str, Any, str]
 Runner = Callable[[str, TestSuite, str, Limits, str], ExecutionResult]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class NotAdmitted(RuntimeError):
@@ -260,6 +262,14 @@ class PoolExecutor:
             self._referees.close()
 
 
+def in_threads(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """``function`` of each of ``items`` on at most ``workers`` threads, each call in a copy of the
+    caller's context (an admission ticket travels with it); the results keep the order."""
+    contexts = [contextvars.copy_context() for _ in items]
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items)))) as pool:
+        return list(pool.map(lambda item, context: context.run(function, item), items, contexts))
+
+
 def _sandbox_with(settings: dict[str, Any]) -> Sandbox:
     return Sandbox(**settings)
 
@@ -407,13 +417,11 @@ class Sandbox:
         if not items:
             return []
 
-        def one(job: Job, context: contextvars.Context) -> ExecutionResult:
+        def one(job: Job) -> ExecutionResult:
             lang = job[2] if len(job) > 2 else language
-            return context.run(self.run, job[0], job[1], lang, limits, repeats)
+            return self.run(job[0], job[1], lang, limits, repeats)
 
-        contexts = [contextvars.copy_context() for _ in items]  # the caller's, in every thread
-        with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as pool:
-            return list(pool.map(one, items, contexts))
+        return in_threads(one, items, self.workers)
 
     @property
     def isolation(self) -> dict[str, Any]:

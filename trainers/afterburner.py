@@ -41,12 +41,10 @@ found within seconds.
 
 from __future__ import annotations
 
-import contextvars
 import statistics
 import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -61,6 +59,7 @@ from ..rewards.components import noise_floor_for, paired_floor
 from ..rewards.engine import METRIC_OF, MIN_ROUNDS, Metrics, Paired
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import ExecutionResult, Sandbox
+from ..sandbox.sandbox import in_threads
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
 
@@ -355,17 +354,16 @@ class _Loop:
             return {}
         rounds = max(MIN_ROUNDS, self.sandbox.repeats)
 
-        def one(i: int, context: contextvars.Context) -> tuple[ExecutionResult, Paired | None]:
+        def one(i: int) -> tuple[ExecutionResult, Paired | None]:
             problem, (current, code) = self.problems[i], todo[i]
-            measured = context.run(self.sandbox.run_paired, runnable_code(problem, current),
-                                   [runnable_code(problem, code)], problem.tests, problem.language,
-                                   rounds=rounds)
+            measured = self.sandbox.run_paired(runnable_code(problem, current),
+                                               [runnable_code(problem, code)], problem.tests,
+                                               problem.language, rounds=rounds)
             ratios = measured.ratios[0]
             return measured.candidates[0], Paired(ratios, measured.noise) if ratios else None
 
-        contexts = [contextvars.copy_context() for _ in todo]
-        with ThreadPoolExecutor(max_workers=min(self.sandbox.workers, len(todo))) as pool:
-            return dict(zip(todo, pool.map(one, todo, contexts), strict=True))
+        indices = list(todo)
+        return dict(zip(indices, in_threads(one, indices, self.sandbox.workers), strict=True))
 
     def _run(self, codes: list[str | None], skip: Collection[int] = ()) -> list[tuple[dict[str, Any], str]]:
         """Each code's metrics and feedback; every code that exists runs in one ``run_many``, but

@@ -10,13 +10,11 @@ backed by one engine execute each completion once between them.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import statistics
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +22,7 @@ from ..sandbox import ExecutionResult, Limits, Sandbox, Status, SuiteError, Test
 from ..sandbox.formats import humaneval
 from ..sandbox.measurement import PairedResult
 from ..sandbox.runtime.languages import resolve_language
+from ..sandbox.sandbox import in_threads
 from .extract import Text, completion_text, extract_code
 
 OBJECTIVES = ("time", "memory", "integral")
@@ -325,13 +324,11 @@ class Engine:
             sandbox = self.sandbox
             rounds = self._rounds or max(MIN_ROUNDS, self._repeats, sandbox.repeats)
 
-            def one(index: int, context: contextvars.Context) -> PairedResult:
+            def one(index: int) -> PairedResult:
                 key, baseline, suite, codes = groups[index]
-                return context.run(sandbox.run_paired, baseline, codes, suite, key[2], rounds=rounds)
+                return sandbox.run_paired(baseline, codes, suite, key[2], rounds=rounds)
 
-            contexts = [contextvars.copy_context() for _ in todo]  # the caller's, in every thread
-            with ThreadPoolExecutor(max_workers=min(sandbox.workers, len(todo))) as pool:
-                results = list(pool.map(one, todo, contexts))
+            results = in_threads(one, todo, sandbox.workers)
             with self._lock:
                 for index, paired in zip(todo, results, strict=True):
                     found[index] = paired
