@@ -63,6 +63,7 @@ from typing import Any
 
 from ..benchmarks.problem import Problem
 from ..envs.code_env import Environment, tool
+from ..envs.code_env import valid_response as valid_response
 from ..envs.feedback import HEADLINES as HEADLINES
 from ..envs.feedback import MAX_DETAIL, PASSED, feedback_text
 from ..envs.feedback import NO_CODE as NO_CODE
@@ -70,7 +71,7 @@ from ..envs.problem import split_tests
 from ..rewards.extract import extract_code
 from ..rewards.formulas import RLEF_INVALID as INVALID
 from ..rewards.formulas import rlef
-from ..sandbox import ExecutionResult, Limits, Sandbox, Status, TestSuite
+from ..sandbox import ExecutionResult, Limits, Sandbox, TestSuite
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, baseline_prompt, chat
 
@@ -160,11 +161,6 @@ class Episode:
         return {"problem_id": self.problem_id, "turns": [t.to_dict() for t in self.turns],
                 "private": self.private.to_dict() if self.private else None, "reward": self.reward,
                 "solved": self.solved}
-
-
-def valid_response(code: str | None, result: ExecutionResult | None) -> bool:
-    """A valid response has code, and the code compiles (parses) where it ran."""
-    return code is not None and (result is None or result.status != Status.COMPILE_ERROR)
 
 
 def turn_rewards(valid: Sequence[bool], passed: bool) -> list[float]:

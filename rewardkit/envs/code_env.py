@@ -305,7 +305,8 @@ class Environment:
             self.fault = True
             value = float(apply(None, self.fault_policy, self.scored.info, "CodeEnv"))  # type: ignore[arg-type]
         if self.preset == "rlef":
-            value += RLEF_INVALID * sum(not _valid(code, result) for code, result in self._earlier_attempts())
+            invalid = sum(not valid_response(code, result) for code, result in self._earlier_attempts())
+            value += RLEF_INVALID * invalid
         self.reward = value
         return value
 
@@ -315,8 +316,8 @@ class Environment:
         return self.attempts if self.submitted is not None else self.attempts[:-1]
 
 
-def _valid(code: str | None, result: ExecutionResult | None) -> bool:
-    """RLEF's valid response: code that compiles where it ran."""
+def valid_response(code: str | None, result: ExecutionResult | None) -> bool:
+    """RLEF's valid response: it has code, and the code compiles (parses) where it ran."""
     return code is not None and (result is None or result.status != Status.COMPILE_ERROR)
 
 
