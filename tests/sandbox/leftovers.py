@@ -215,23 +215,19 @@ class Snapshot:
     def leftovers(self) -> list[str]:
         """What our sandboxes left since the snapshot, one line each."""
         ours, workers = our_processes(), sandbox_workers()
-        found = []
-        for key, (uid, command) in sandbox_uid_processes().items():
-            if key in self.processes:
-                continue
+
+        def blamed(uid: int) -> bool:
+            """Whether a sandbox uid's trace is ours: its worker is one of ours, or gone."""
             worker = _worker_of(uid)
-            if worker in ours or not psutil.pid_exists(worker):
-                found.append(f"process {key[0]} of uid {uid} (worker {worker}): {command}")
-        for (path, inode), uid in sandbox_owned_files().items():
-            if (path, inode) in self.files:
-                continue
-            worker = _worker_of(uid)
-            if worker in ours or not psutil.pid_exists(worker):
-                found.append(f"file {path} (uid {uid})")
-        for uid in sorted(sandbox_uid_keys() - self.key_uids):
-            worker = _worker_of(uid)
-            if worker in ours or not psutil.pid_exists(worker):
-                found.append(f"kernel keys of sandbox uid {uid}")
+            return worker in ours or not psutil.pid_exists(worker)
+
+        found = [f"process {key[0]} of uid {uid} (worker {_worker_of(uid)}): {command}"
+                 for key, (uid, command) in sandbox_uid_processes().items()
+                 if key not in self.processes and blamed(uid)]
+        found += [f"file {path} (uid {uid})" for (path, inode), uid in sandbox_owned_files().items()
+                  if (path, inode) not in self.files and blamed(uid)]
+        found += [f"kernel keys of sandbox uid {uid}"
+                  for uid in sorted(sandbox_uid_keys() - self.key_uids) if blamed(uid)]
         servers = fork_servers()
         forked = {pid for pid, _ in servers}  # a Python run forked by a fork server carries its argv
         for key, parent in servers.items():
