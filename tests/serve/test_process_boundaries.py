@@ -15,7 +15,6 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-import pytest
 from serve_helpers import Service
 from trl.trainer.utils import get_callable_name, is_async_callable
 
@@ -30,15 +29,20 @@ COMPLETIONS = ["```python\na, b = map(int, input().split())\nprint(a + b)\n```",
 COLUMNS = {"tests": [TESTS] * 3}
 
 
+def light() -> Reward:
+    """A reward built from components by hand."""
+    return Reward([(components.code_block_format(penalty=-0.5), 0.2), (components.pass_rate(), 0.5),
+                   (components.binary(), 0.3)], name="light")
+
+
 def made_by_factories() -> list[Any]:
     """A reward object of every kind a user hands a trainer."""
-    light = Reward([(components.code_block_format(penalty=-0.5), 0.2), (components.pass_rate(), 0.5),
-                    (components.binary(), 0.3)], name="light")
+    composed = light()
     return [rewards.cisq_grpo(), rewards.afterburner("time"), rewards.quality_efficiency("memory"),
             rewards.pass_rate(), rewards.binary(), rewards.rlef(), rewards.quality(gate=None),
             rewards.efficiency("integral", noise_floor=0.0),
             rewards.cisq_grpo().with_components((shaping.soft_overlong_punishment(512, 128), 1.0)),
-            light, *light.functions(), light.as_async()]
+            composed, *composed.functions(), composed.as_async()]
 
 
 def _scored(payload: bytes) -> list[Any]:
@@ -78,8 +82,8 @@ def test_a_reward_used_before_pickling_leaves_its_workers_behind(sandbox: Any) -
 
 
 def test_copies_in_a_spawned_process_score_what_the_originals_score() -> None:
-    light = made_by_factories()[9]
-    everything = [light, *light.functions(), light.as_async()]
+    composed = light()
+    everything = [composed, *composed.functions(), composed.as_async()]
     there = in_spawned_process(everything, COMPLETIONS, COLUMNS)
     for function, values in zip(everything, there, strict=True):
         here = function(COMPLETIONS, **COLUMNS)
@@ -88,7 +92,6 @@ def test_copies_in_a_spawned_process_score_what_the_originals_score() -> None:
         assert values == list(here), function.__name__
 
 
-@pytest.mark.usefixtures("service")
 def test_a_remote_reward_copy_scores_through_the_service(service: Service) -> None:
     with RemoteReward(service.url, "cisq_grpo", token=service.token) as remote:
         here = remote(COMPLETIONS, **COLUMNS)
