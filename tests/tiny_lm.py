@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 from rewardkit.trainers import tiny
 from rewardkit.trainers.datasets import answer_text
+
+if TYPE_CHECKING:
+    from trl import GRPOConfig
 
 # Two problems: one whose baseline passes (slow but right), one whose baseline fails.
 DOUBLE_TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{2 * n}\n"}
@@ -91,3 +94,29 @@ def dataset_rows(conversational: bool = False, copies: int = 4) -> list[dict[str
             rows.append({"prompt": prompt, "tests": json.dumps(problem["tests"]),
                          "baseline_code": problem["baseline_code"]})
     return rows
+
+
+def tool_caller(messages: list[dict[str, str]], tools: list[Any], calls: list[str]
+                ) -> tuple[str, PreTrainedTokenizerFast, LlamaForCausalLM]:
+    """A tokenizer and model fitted to answer ``messages`` (rendered with ``tools`` by the tiny chat
+    template) with one of the tool ``calls`` or "no", each call one added token so that a few seconds
+    of fitting suffice; with the rendered prompt."""
+    draft = tiny.build_tokenizer(corpus())
+    rendered = str(draft.apply_chat_template(messages, tools=tools, tokenize=False,
+                                             add_generation_prompt=True))
+    tokenizer = tiny.build_tokenizer([rendered, *corpus()], vocab_size=1000)
+    tokenizer.add_tokens(calls)
+    model = tiny.fit(tiny.build_model(tokenizer), tokenizer, [rendered], [*calls, "no"], steps=50, lr=1e-2)
+    model.config.max_position_embeddings = 1024  # room for the tool results (RoPE has no fixed length)
+    return rendered, tokenizer, model
+
+
+def tool_grpo_config(output_dir: Path, max_steps: int, max_completion_length: int) -> GRPOConfig:
+    """A CPU ``GRPOConfig`` for an environment's episodes: 4 rollouts of one prompt per step, up to
+    3 tool calls each, scored by one reward function of weight 0 (it only records)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(output_dir=str(output_dir), max_steps=max_steps, per_device_train_batch_size=4,
+                      num_generations=4, max_completion_length=max_completion_length,
+                      max_tool_calling_iterations=3, reward_weights=[0.0], logging_steps=1, report_to="none",
+                      save_strategy="no", use_cpu=True, bf16=False, seed=0)

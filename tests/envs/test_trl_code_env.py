@@ -35,25 +35,17 @@ def call(name: str, code: str) -> str:
 @pytest.mark.usefixtures("one_torch_thread")
 def test_grpo_trainer_runs_code_env(sandbox: Sandbox, tmp_path: Path) -> None:
     from datasets import Dataset
-    from tiny_lm import PROBLEMS, corpus
-    from trl import GRPOConfig, GRPOTrainer
-
-    from rewardkit.trainers import tiny
+    from tiny_lm import PROBLEMS, tool_caller, tool_grpo_config
+    from trl import GRPOTrainer
 
     factory = partial(CodeEnv, preset="binary", tools=["run_tests", "submit"], max_turns=3, sandbox=sandbox)
     rows = [{"prompt": [{"role": "user", "content": PROBLEMS[0]["prompt"]}],
              "tests": json.dumps(PROBLEMS[0]["tests"])}] * 4
     probe = factory()
     assert probe.reset(**rows[0]) is None  # the row's prompt is what the model sees
-    draft = tiny.build_tokenizer(corpus())
-    rendered = str(draft.apply_chat_template(rows[0]["prompt"], tools=[probe.run_tests, probe.submit],
-                                             tokenize=False, add_generation_prompt=True))
-    assert '"name": "run_tests"' in rendered and '"name": "submit"' in rendered
     calls = [call("run_tests", RIGHT), call("submit", RIGHT), call("submit", WRONG)]
-    tokenizer = tiny.build_tokenizer([rendered, *corpus()], vocab_size=1000)
-    tokenizer.add_tokens(calls)
-    model = tiny.fit(tiny.build_model(tokenizer), tokenizer, [rendered], [*calls, "no"], steps=50, lr=1e-2)
-    model.config.max_position_embeddings = 1024  # room for the tool results (RoPE has no fixed length)
+    rendered, tokenizer, model = tool_caller(rows[0]["prompt"], [probe.run_tests, probe.submit], calls)
+    assert '"name": "run_tests"' in rendered and '"name": "submit"' in rendered
 
     steps: list[list[tuple[list[str], int, float]]] = []  # per step and rollout: results read, turns, reward
 
@@ -64,10 +56,7 @@ def test_grpo_trainer_runs_code_env(sandbox: Sandbox, tmp_path: Path) -> None:
                       for completion, env in zip(completions, environments, strict=True)])
         return [0.0] * len(completions)
 
-    config = GRPOConfig(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4,
-                        num_generations=4, max_completion_length=256, max_tool_calling_iterations=3,
-                        reward_weights=[0.0], logging_steps=1, report_to="none", save_strategy="no",
-                        use_cpu=True, bf16=False, seed=0)
+    config = tool_grpo_config(tmp_path, max_steps=2, max_completion_length=256)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=config, reward_funcs=[record],
                           train_dataset=Dataset.from_list(rows), environment_factory=factory)
     trainer.train()

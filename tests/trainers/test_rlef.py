@@ -308,10 +308,8 @@ def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path) ->
     one token so that a few seconds of fitting suffice.
     """
     from datasets import Dataset
-    from tiny_lm import PROBLEMS, corpus
-    from trl import GRPOConfig, GRPOTrainer
-
-    from rewardkit.trainers import tiny
+    from tiny_lm import PROBLEMS, tool_caller, tool_grpo_config
+    from trl import GRPOTrainer
 
     rows = [{"prompt": [{"role": "system", "content": "Solve it."},
                         {"role": "user", "content": PROBLEMS[0]["prompt"]}],
@@ -319,14 +317,8 @@ def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path) ->
     probe = RLEFEnvironment(sandbox)
     note = probe.reset(**rows[0])
     messages = [rows[0]["prompt"][0], {"role": "user", "content": PROBLEMS[0]["prompt"] + note}]
-    draft = tiny.build_tokenizer(corpus())
-    rendered = str(draft.apply_chat_template(messages, tools=[probe.run_public_tests], tokenize=False,
-                                             add_generation_prompt=True))
     calls = [tool_call(RIGHT), tool_call(WRONG)]
-    tokenizer = tiny.build_tokenizer([rendered, *corpus()], vocab_size=1000)
-    tokenizer.add_tokens(calls)
-    model = tiny.fit(tiny.build_model(tokenizer), tokenizer, [rendered], [*calls, "no"], steps=50, lr=1e-2)
-    model.config.max_position_embeddings = 1024  # room for three tool results (RoPE has no fixed length)
+    _, tokenizer, model = tool_caller(messages, [probe.run_public_tests], calls)
 
     seen: list[tuple[list[Any], list[Any]]] = []
 
@@ -334,10 +326,7 @@ def test_grpo_trainer_runs_rlef_environment(sandbox: Sandbox, tmp_path: Path) ->
         seen.append((completions, environments))
         return [0.0] * len(completions)
 
-    config = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=4,
-                        num_generations=4, max_completion_length=512, max_tool_calling_iterations=3,
-                        reward_weights=[0.0], logging_steps=1, report_to="none", save_strategy="no",
-                        use_cpu=True, bf16=False, seed=0)
+    config = tool_grpo_config(tmp_path, max_steps=1, max_completion_length=512)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=config, reward_funcs=[record],
                           train_dataset=Dataset.from_list(rows),
                           environment_factory=environment_factory(sandbox, limits=LIMITS))
