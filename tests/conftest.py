@@ -60,7 +60,7 @@ GROUPS = {"core/test_extras.py": "wheel", "core/test_packaging.py": "wheel",
 # A test of another file that runs on the Ray or the docker backend (a parameter names it) joins
 # the "ray" or the "docker" group: a sandbox fixture of each built once, and the leftover checks
 # after a docker test never see the containers of another worker's docker test.
-BACKEND_PARAMETER = re.compile(r"\[(?:.*-)?(ray|docker)(?:-fresh|-warm)?(?:-.*)?\]$")
+BACKEND_PARAMETER = re.compile(r"\[(?:.*-)?(ray|docker)(?:-.*)?\]$")
 
 
 def group(nodeid: str) -> str | None:
