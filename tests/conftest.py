@@ -119,6 +119,12 @@ def ray_local() -> Iterator[LocalRay]:
     ray.shutdown()
 
 
+@pytest.fixture
+def ray_instance(ray_local: LocalRay) -> None:
+    """The session's Ray instance, up (a test may have stopped it)."""
+    ray_local.ensure()
+
+
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
     with Sandbox(workers=2) as sb:

@@ -6,11 +6,11 @@ import os
 from typing import Any
 
 import pytest
-from local_ray import LocalRay
 
 from rewardkit.analyzers import QualityReport, analyze_many, batch
 
 ray = pytest.importorskip("ray", reason="the ray package is not installed (pip install 'rewardkit[ray]')")
+pytestmark = pytest.mark.usefixtures("ray_instance")
 
 CODES: list[object] = [
     "import os\nimport subprocess\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n",
@@ -20,11 +20,6 @@ CODES: list[object] = [
     "def total(xs):\n    s = 0\n    for x in xs:\n        s = s + x\n    return s\n",  # a duplicate
     "try:\n    pass\nexcept:\n    pass\n",
 ]
-
-
-@pytest.fixture(autouse=True)
-def ray_instance(ray_local: LocalRay) -> None:
-    ray_local.ensure()
 
 
 def summary(report: QualityReport) -> tuple[Any, ...]:

@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psutil
 import pytest
-from local_ray import LocalRay
 
 from rewardkit.optional import MissingExtra
 from rewardkit.sandbox import Limits, Sandbox, Status, TestSuite
@@ -27,12 +26,6 @@ GOOD = "a, b = map(int, input().split())\nprint(a + b)\n"
 WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"
 SLEEPER = "import time\ntime.sleep(3)\nprint('ok')\n"
 WORKER_MARK = "runtime.worker import main"  # in the argv of every sandbox worker
-
-
-@pytest.fixture
-def ray_instance(ray_local: LocalRay) -> None:
-    """The shared local Ray instance, up (a test here stops it)."""
-    ray_local.ensure()
 
 
 @pytest.fixture
