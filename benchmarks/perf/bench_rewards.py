@@ -3,10 +3,10 @@
 The batch is what a trainer hands the reward at one step: 8 problems × 8
 completions (duplicates inside each group, 10 stdio tests per problem, half
 the completions passing), each problem with a slower baseline to beat.
-rewardkit's latency for the batch is printed next to the reference asked for
-by the issue: the same batch computed naively, each component on its own for
-each completion, with no shared runs and no caches (every component runs or
-analyses the code again, the baseline is measured again per completion).
+rewardkit's latency for the batch is printed next to a reference: the same
+batch computed naively, each component on its own for each completion, with
+no shared runs and no caches (every component runs or analyses the code
+again, the baseline is measured again per completion).
 Both sides use the same warm worker pool, so the difference is the sharing,
 de-duplication and caching, not process start-up.
 
@@ -204,7 +204,7 @@ def group_cost(trials: int = 3) -> dict[str, float]:
 
 
 def print_group_cost() -> None:
-    """Print :func:`group_cost` and the ratio against the issue's bound (1.3x)."""
+    """Print :func:`group_cost` and the ratio against the bound it is held to (1.3x)."""
     cost = group_cost()
     ratio = cost["paired"] / cost["unpaired"]
     print(f"one group of 8 (repeats=3) on one worker: unpaired {cost['unpaired']:.2f} s (27 runs), "
