@@ -23,7 +23,7 @@ from .modes import Run, SuiteCode, Tally
 from .modes.script import Candidate, run_check
 from .modes.stdio import evaluator
 from .referee import Referee
-from .runtime import protocol
+from .runtime import pmu, protocol
 from .runtime.callgrind import VALGRIND_SLOWDOWN
 from .runtime.languages import resolve_language
 from .suite import TestSuite
@@ -106,6 +106,8 @@ def _begin_message(code: str, suite: TestSuite, language: str, limits: Limits,
         wire_limits["cpu_total_s"] = limits.time_s * max(1, len(suite))
     begin = protocol.Begin(op="begin", code=code, language=language, kind=mode.worker_kind,
                            limits=wire_limits, meter="instructions" if meter == "instructions" else "time")
+    if meter == "instructions":
+        begin["counter"] = pmu.chosen()
     return mode.begin(begin, suite, resolve_language(language).name)
 
 

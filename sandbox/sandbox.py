@@ -22,6 +22,7 @@ from .link import WorkerFault
 from .measurement import MeasurementProtocol, PairedResult, pair_noise, paired_ratios
 from .packages import DEFAULT_PACKAGES, package_paths
 from .referee import needs_referee
+from .runtime import pmu
 from .runtime.languages import resolve_language
 from .suite import TestSuite
 from .types import ExecutionResult, Limits, Status
@@ -283,8 +284,12 @@ class Sandbox:
     ...     sb.run("a, b = map(int, input().split())\\nprint(a + b)", suite).status
     <Status.PASSED: 'passed'>
 
-    ``meter="instructions"`` counts executed machine instructions under
-    valgrind instead of timing (identical run to run, ~50-100x slower).
+    ``meter="instructions"`` counts the user-space machine instructions the
+    run executes instead of timing it: with the CPU's counter where the kernel
+    offers one (about as fast as a timed run), else under valgrind (identical
+    run to run, ~50-100x slower); ``REWARDKIT_INSTRUCTION_COUNTER`` (``auto``,
+    ``pmu``, ``valgrind``) picks, and ``Sandbox.isolation["instruction_counter"]``
+    says which counted.
     ``repeats=k`` runs a passing solution k times and reports medians, with the
     relative spread of each metric in ``ExecutionResult.spread``.
     ``workers`` is how many jobs run at once (default: the CPU count, or with
@@ -327,6 +332,9 @@ class Sandbox:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
             raise ValueError(f"unknown meter {meter!r}; use 'time' or 'instructions'")
+        if meter == "instructions" and pmu.chosen() == "pmu" and backend == "local" \
+                and pmu.host_event()[0] is None:
+            raise ValueError(f"{pmu.CHOICE}=pmu, but {pmu.host_event()[1]} here: unset it or use 'valgrind'")
         self.protocol = measurement.protocol(protocol)
         if repeats is not None and repeats < 1:
             raise ValueError("repeats must be at least 1")
@@ -426,8 +434,15 @@ class Sandbox:
     @property
     def isolation(self) -> dict[str, Any]:
         """What the workers could switch on (namespaces, uid, ...), from a live worker, and the
-        measurement protocol (its name, and ``cpus_per_run``: None when runs are not pinned)."""
-        return {**self._executor.isolation(),
+        measurement protocol (its name, and ``cpus_per_run``: None when runs are not pinned).
+        Under ``meter="instructions"``, ``instruction_counter`` says what counts: ``pmu`` or
+        ``valgrind``, and after a colon why (the host's PMU, or what it lacks)."""
+        found = self._executor.isolation()
+        pmu_note = found.pop("pmu", None)
+        if self.meter == "instructions":
+            on_pmu = pmu.chosen() != "valgrind" and not str(pmu_note).startswith(pmu.NONE)
+            found["instruction_counter"] = f"{'pmu' if on_pmu else 'valgrind'}: {pmu_note}"
+        return {**found,
                 "protocol": {"name": self.protocol.name, "statistic": self.protocol.statistic,
                              "clock": self.protocol.clock, "cpus_per_run": self.protocol.cpus}}
 

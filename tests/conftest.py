@@ -26,6 +26,7 @@ import pytest
 from local_ray import LocalRay
 
 from rewardkit.sandbox import Sandbox
+from rewardkit.sandbox.runtime import pmu
 
 if TYPE_CHECKING:
     from tiny_lm import TinyLM
@@ -123,6 +124,12 @@ def ray_local() -> Iterator[LocalRay]:
 def ray_instance(ray_local: LocalRay) -> None:
     """The session's Ray instance, up (a test may have stopped it)."""
     ray_local.ensure()
+
+
+@pytest.fixture
+def valgrind_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The instruction meter counts with valgrind (exact run to run) whatever the host has."""
+    monkeypatch.setenv(pmu.CHOICE, "valgrind")
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from .accounting import RunGroup
 
 MODULE_REPLY_FD = 4  # a module child's reply pipe (after stdin, stdout, stderr and requests)
 TARGETS = ("exec", "program", "module", "syntax")
+GO = b"1"  # the worker's word on a held run's pipe: the counter is on, start
 
 # Pre-import what the LeetCode prelude pulls in, so forked runs get it free (whoever forks them).
 exec(harness.LEETCODE_PRELUDE, {})  # nosec B102 - constant imports, no outside input
@@ -39,6 +40,8 @@ class RunSpec:
     the LeetCode ``prelude`` or not) or ``syntax`` (compile ``path``: exit 0, or 1 with
     the error on stderr).  ``gate``: check ``path``'s syntax first, untimed (module jobs).
     ``cpus``: widen the run's CPU affinity to these (a compiler under a pinned worker).
+    ``hold``: the index among the run's descriptors of a pipe to wait on before ``exec``, until
+    the worker has attached the instruction counter (:mod:`.pmu`) and says go.
     """
 
     target: str
@@ -51,6 +54,7 @@ class RunSpec:
     gate: bool = False
     deterministic: bool = False
     cpus: list[int] | None = None
+    hold: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, for the fork server's request (a shallow copy: this is on every run's path)."""
@@ -98,6 +102,8 @@ def could_not_start(exc: BaseException) -> str:
 def _start(spec: RunSpec, code: CodeType | None) -> None:
     """Start the target; a module job's solution as the gate compiled it (``code``)."""
     if spec.target == "exec":
+        if spec.hold is not None:
+            _await_go(spec.hold)
         os.execve(spec.argv[0], spec.argv, spec.env)  # nosec B606 - the job's own argv, in the sandboxed child
     if spec.target == "syntax":
         _check_syntax(spec.path)
@@ -106,6 +112,14 @@ def _start(spec: RunSpec, code: CodeType | None) -> None:
     if spec.target == "module":
         harness.serve_module(spec.path, 3, MODULE_REPLY_FD, spec.prelude, code)
     harness.run_program(spec.path)
+
+
+def _await_go(fd: int) -> None:
+    """Wait for the worker's go on ``fd``; without one (the pipe closed first) do not start."""
+    go = os.read(fd, 1)
+    os.close(fd)
+    if go != GO:
+        raise RuntimeError("the worker did not attach the instruction counter")
 
 
 def _become_child(fds: list[int]) -> list[int]:

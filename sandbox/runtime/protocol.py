@@ -71,6 +71,7 @@ class _BeginOptions(TypedDict, total=False):
     kind: Literal["program", "module"]
     limits: dict[str, float]  # LIMIT_DEFAULTS' names; ``cpu_total_s`` for a module's whole life
     meter: Literal["time", "instructions"]
+    counter: str  # what counts instructions: "auto", "pmu" or "valgrind" (:mod:`.pmu`)
     prelude: bool  # module jobs: LeetCode's implicit imports (List, TreeNode...) come first
     tests: bool  # built with the language's own test runner (unittest mode)
     edition: str  # Rust's

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Literal, overload
 
-from . import accounting, callgrind, isolation, protocol
+from . import accounting, callgrind, isolation, pmu, protocol
 
 STDERR_TAIL = 8192
 REPLY_PIPE_BYTES = 1 << 20  # a module child's reply pipe holds this much; one read takes at most this
@@ -96,7 +96,8 @@ class Child:
     output_cap: int
     request_fd: int | None = None
     reply_fd: int | None = None
-    log_fd: int | None = None  # valgrind's log, under the instruction meter
+    log_fd: int | None = None  # valgrind's log, under the instruction meter with valgrind
+    counter_fd: int | None = None  # the PMU counter, under the instruction meter with a PMU
     pidfd: int | None = None
     reaper: Reaper | None = None
     started: float = field(default_factory=time.monotonic)
@@ -105,6 +106,7 @@ class Child:
     log: bytearray = field(default_factory=bytearray)
     killed: str | None = None
     exited: bool = False
+    counted: int | None = None  # the PMU counter's total, read at reap
     _samples: list[tuple[float, float]] = field(default_factory=list)
     _outbox: bytearray = field(default_factory=bytearray)
     _frames: protocol.FrameBuffer = field(init=False)
@@ -282,6 +284,9 @@ class Child:
         cost = self.group.finish(rusage)
         accounting.kill_group(self.group)
         self.group.close()
+        if self.counter_fd is not None:  # every process of the run has ended: its count is whole
+            self.counted = pmu.read(self.counter_fd)
+            os.close(self.counter_fd)
         samples = self._samples or [(0.0, cost.peak_kb)]
         samples = [(0.0, samples[0][1]), *samples, (wall, samples[-1][1])]
         return Usage(
@@ -294,6 +299,11 @@ class Child:
             signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             killed=self.killed,
         )
+
+    def instructions(self) -> int | None:
+        """The run's instruction count, once reaped: the PMU counter's, else the sum of valgrind's
+        log; None when neither counted it."""
+        return self.counted if self.counter_fd is not None else callgrind.count(bytes(self.log))
 
     def stderr_tail(self) -> str:
         """The last 8 KiB of the child's stderr, decoded; after a malformed reply, a line that

@@ -49,6 +49,7 @@ from . import (
     isolation,
     launch,
     mounts,
+    pmu,
     protocol,
     pytest_runner,
     scratch,
@@ -88,11 +89,12 @@ class Job:
     pytest: bool = False  # run by the pytest runner beside the suite's test module (mode "pytest")
     edition: str = DEFAULT_EDITION
     build: Build | None = None  # a program job's built files, put back after each run
+    counter: str | None = None  # what counts instructions: "pmu", "valgrind", or None (meter "time")
 
     @property
     def slowdown(self) -> int:
         """How many times longer runs take under this meter (valgrind is ~60x slower)."""
-        return VALGRIND_SLOWDOWN if self.meter == "instructions" else 1
+        return VALGRIND_SLOWDOWN if self.counter == "valgrind" else 1
 
     @property
     def time_limit(self) -> float:
@@ -144,6 +146,8 @@ class Worker:
             self._root = tempfile.mkdtemp(prefix=f"rewardkit-{os.getpid()}-")
         os.chmod(self._root, 0o711)  # nosec B103 - the sandbox uid may pass through, not list
         self._meter_log: callgrind.LogFifo | None = None
+        # the instruction meter's counter: the PMU's instruction event where the kernel has one
+        self.pmu_event, self.pmu_note = pmu.host_event()
         self.cpus = sorted(os.sched_getaffinity(0))  # the CPUs this worker was started with
         self.cpu: int | None = None  # the CPU this worker and every run are pinned to (the ``pin`` op)
 
@@ -177,8 +181,8 @@ class Worker:
         """Answer one frame from the parent (hello, begin, pin, run, call, calls, results or end)."""
         op = message.get("op")
         if op == "hello":
-            return {"ok": True, "pid": os.getpid(), "isolation": self.iso.to_dict(),
-                    "python": sys.version.split()[0]}
+            return {"ok": True, "pid": os.getpid(), "python": sys.version.split()[0],
+                    "isolation": self.iso.to_dict() | {"pmu": self.pmu_note}}
         if op == "begin":
             self.end()
             return self.begin(message)
@@ -226,8 +230,13 @@ class Worker:
         except ValueError as exc:
             return {"ok": False, "status": "compile_error", "message": str(exc)}
         limits = protocol.LIMIT_DEFAULTS | dict(message.get("limits", {}))
+        meter = str(message.get("meter", "time"))
+        counter = self._counter(str(message.get("counter", "auto"))) if meter == "instructions" else None
+        if counter is None and meter == "instructions":
+            return {"ok": False, "error": f"no PMU counter on this host ({self.pmu_note})",
+                    "worker_error": True}
         job = self._new_job(language, str(message["code"]), str(message.get("kind", "program")),
-                            limits, str(message.get("meter", "time")))
+                            limits, meter, counter)
         job.prelude = bool(message.get("prelude", False))
         job.tests = bool(message.get("tests", False))
         if isinstance(message.get("pytest"), str):
@@ -245,15 +254,21 @@ class Worker:
             return {"ok": True}
         return self._start_module(job)
 
+    def _counter(self, choice: str) -> str | None:
+        """The counter a job's ``counter`` choice gets on this host; None for a PMU it lacks."""
+        if choice == "valgrind" or (choice == "auto" and self.pmu_event is None):
+            return "valgrind"
+        return "pmu" if self.pmu_event is not None else None
+
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
-                 meter: str, name: str = "job") -> Job:
+                 meter: str, counter: str | None, name: str = "job") -> Job:
         folder = os.path.join(self._root, name)
         workdir.remove(folder)
         os.mkdir(folder, 0o700)
         name = source_name(language, code)
         with open(os.path.join(folder, name), "w", encoding="utf-8", errors="surrogatepass") as fh:
             fh.write(code)
-        return Job(folder, language, kind, limits, meter, name)
+        return Job(folder, language, kind, limits, meter, name, counter=counter)
 
     def _env(self, job: Job) -> dict[str, str]:
         return {
@@ -339,11 +354,11 @@ class Worker:
         return _compile_error(text)
 
     def _target(self, job: Job, module: bool) -> tuple[str, list[str]]:
-        """What a run of the job starts: ``exec`` of its argv (under valgrind with the instruction
-        meter), or its Python file forked from here as a ``module`` or a ``program``."""
+        """What a run of the job starts: ``exec`` of its argv (under valgrind when valgrind counts
+        its instructions), or its Python file forked from here as a ``module`` or a ``program``."""
         if job.argv is None:
             return ("module" if module else "program"), []
-        if job.meter != "instructions":
+        if job.counter != "valgrind":
             return "exec", job.argv
         valgrind = find_tool("valgrind", self.tool_path)
         if valgrind is None:
@@ -360,7 +375,8 @@ class Worker:
         ``gate``: the run checks the source's syntax first, as part of the run (its limits,
         uid, group and memory), but its CPU time is not the run's (:meth:`accounting.RunGroup.untimed`).
         """
-        under_valgrind = job.meter == "instructions" and not compile_step and job.argv is not None
+        counted = job.counter is not None and not compile_step and job.argv is not None
+        under_valgrind = counted and job.counter == "valgrind"
         spec = RunSpec(target, _child_limits(job, compile_step, under_valgrind), job.workdir,
                        self._env(job), path=os.path.join(job.workdir, job.source_file),
                        argv=argv or [], prelude=job.prelude, gate=gate,
@@ -370,6 +386,11 @@ class Worker:
         group = self.accounting.new_run(memory, spec.limits.processes,
                                         execs=job.argv is not None and not compile_step)
         pipes = _Pipes.open(stdin, rpc, self.meter_log.fresh_reader() if under_valgrind else None)
+        go = None
+        if counted and job.counter == "pmu":
+            held, go = os.pipe()
+            pipes.child.append(held)
+            spec.hold = len(pipes.child) - 1
         pidfd, reaper = None, None
         try:
             if self.forker is not None:
@@ -380,14 +401,33 @@ class Worker:
         except BaseException:
             pipes.close()
             group.close()
+            if go is not None:
+                os.close(go)
             raise
         group.started(pid)
         for fd in pipes.child:
             os.close(fd)
         cap = int(job.limits["output_kb"]) * 1024
-        return Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
-                     COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
-                     reply_fd=pipes.reply, log_fd=pipes.log, pidfd=pidfd, reaper=reaper)
+        child = Child(pid, self.iso, group, pipes.stdout, pipes.stderr,
+                      COMPILE_OUTPUT_CAP if compile_step else cap, request_fd=pipes.request,
+                      reply_fd=pipes.reply, log_fd=pipes.log, pidfd=pidfd, reaper=reaper)
+        if go is not None:
+            self._attach_counter(child, go)
+        return child
+
+    def _attach_counter(self, child: Child, go: int) -> None:
+        """Open the PMU counter on the held run, then let it ``exec``; if the kernel refuses, the
+        run ends unstarted and the job fails as the worker's fault, not the solution's."""
+        assert self.pmu_event is not None  # nosec B101 - a "pmu" job exists only with the event
+        try:
+            child.counter_fd = pmu.open_counter(self.pmu_event, child.pid)
+        except OSError as exc:
+            os.close(go)
+            child.reap()
+            raise RuntimeError(f"the instruction counter could not be attached: {exc}") from exc
+        with contextlib.suppress(BrokenPipeError):  # the run already gone: its reap says why
+            os.write(go, launch.GO)
+        os.close(go)
 
     # -- program jobs ------------------------------------------------------------------
     def run(self, stdin: str) -> dict[str, Any]:
@@ -410,8 +450,8 @@ class Worker:
         report = {"ok": True, "outcome": _outcome(usage, stderr, job), **usage.to_dict(),
                   "stdout": bytes(child.stdout).decode("utf-8", "replace"), "stderr": stderr,
                   "instructions": None}
-        if job.meter == "instructions":
-            report["instructions"] = callgrind.count(bytes(child.log))
+        if job.counter is not None:
+            report["instructions"] = child.instructions()
         if job.argv is not None:  # exec'd: take the language's start-up cost off
             startup = self.startup_cost(job)
             report["time_s"] = max(0.0, usage.time_s - startup["time_s"])
@@ -427,11 +467,11 @@ class Worker:
         Measured once per worker (median of 3 for time) and subtracted from
         exec'd runs, so reported figures cover the solution's own work.
         """
-        key = (job.language.name, job.kind, job.meter, job.pytest)
+        key = (job.language.name, job.kind, job.counter or job.meter, job.pytest)
         if key not in self._startup:
             self._startup[key] = {"time_s": 0.0, "instructions": 0.0}  # guards recursion
             probe = self._new_job(job.language, job.language.hello, job.kind, dict(job.limits),
-                                  job.meter, name="probe")
+                                  job.meter, job.counter, name="probe")
             probe.prelude = job.prelude
             if job.pytest:
                 probe.pytest = True
@@ -439,7 +479,7 @@ class Worker:
                     pass
             times, counts = [], []
             if self._compile(probe) is None:
-                for _ in range(1 if job.meter == "instructions" else 3):
+                for _ in range(1 if job.counter == "valgrind" else 3):
                     usage, count = self._probe_once(probe)
                     times.append(usage.time_s)
                     counts.append(count or 0)
@@ -463,7 +503,7 @@ class Worker:
                 _test_verdicts(child, deadline)
             child.pump(deadline)
         usage = child.reap()
-        return usage, callgrind.count(bytes(child.log))
+        return usage, child.instructions()
 
     # -- module jobs ---------------------------------------------------------------------
     def _start_module(self, job: Job) -> dict[str, Any]:

@@ -141,6 +141,7 @@ def test_metering_a_batch_matches_one_call_per_frame(sandbox: Sandbox) -> None:
     assert 0.9 < statistics.median(ratios) < 1.1, ratios
 
 
+@pytest.mark.usefixtures("valgrind_counts")
 def test_the_instruction_meter_sends_one_call_per_frame() -> None:
     """How a large frame is read in pieces varies run to run: counts must not, so no batches."""
     code = "def f(x):\n    return x * x\n"

@@ -41,6 +41,7 @@ def test_peak_memory_and_integral_follow_the_allocation(sandbox: Sandbox) -> Non
     assert long.integral_kb_s > short.integral_kb_s + 0.5 * 200 * 1024 * 0.3
 
 
+@pytest.mark.usefixtures("valgrind_counts")
 def test_instruction_meter_is_exact_and_ordered() -> None:
     with Sandbox(workers=1, meter="instructions") as sb:
         first = sb.run(loop(100_000), ONE)
@@ -53,6 +54,7 @@ def test_instruction_meter_is_exact_and_ordered() -> None:
     assert first.instructions < 200_000_000
 
 
+@pytest.mark.usefixtures("valgrind_counts")
 @pytest.mark.parametrize("language", ["c"])
 def test_instruction_meter_for_compiled_code(language: str) -> None:
     source = ('#include <stdio.h>\nint main(void){{volatile long s=0;for(long i=0;i<{};i++)s+=i;'

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import resource
 import shutil
@@ -44,6 +45,8 @@ from typing import IO, Any
 
 import psutil
 import pytest
+
+from rewardkit.sandbox.runtime import pmu
 
 from . import corpus
 
@@ -115,8 +118,8 @@ def run_watched(codes: list[tuple[str, str]]) -> Watched:
     watched = Watched(len(codes))
     with tempfile.TemporaryFile(mode="w+") as errors:
         proc = subprocess.Popen([sys.executable, str(HELPER)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=errors, text=True,
-                                start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=errors, text=True, start_new_session=True,
+                                env={**os.environ, pmu.CHOICE: "valgrind"})  # the attacks are on its log
         # inherited by the sandbox worker it starts a moment later
         resource.prlimit(proc.pid, resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
         assert proc.stdin is not None and proc.stdout is not None
