@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import ExecutionResult, Limits, Sandbox
-from ..sandbox.measurement import PAIRED_METRICS, PairedResult
+from ..sandbox.measurement import PAIRED_METRICS, MeasurementProtocol, PairedResult
 from ..sandbox.sandbox import in_threads
 from . import metrics
 from .loaders import runnable_code
@@ -197,20 +197,34 @@ class _Plan:
                  for name in PAIRED_METRICS} if bases else {}
         runs: dict[str, ExecutionResult] = {}
         for job, result in zip(self.jobs, paired, strict=True):
-            for code, run, ratios in zip(job, result.candidates, result.ratios, strict=True):
-                values = {name: sandbox.protocol.combine(ratios[name]) * scale[name]
-                          for name in PAIRED_METRICS if scale and ratios.get(name)}
-                runs[code] = _scaled(run, values)
+            runs.update(zip(job, on_scale(result, scale, sandbox.protocol), strict=True))
         runs[self.baseline] = _scaled(paired[0].baseline, scale)
-        passing = [runs[code] for code in (self.baseline, *self.references) if runs[code].passed]
-        references = {key: [float(getattr(run, key)) if key != "time_s" else sandbox.protocol.time_of(run)
-                            for run in passing] for key in OBJECTIVE_KEYS.values()}
-        return Measured(runs, references if passing else {})
+        return Measured(runs, reference_table([runs[code] for code in (self.baseline, *self.references)],
+                                              sandbox.protocol))
 
     def record(self, measured: Measured, sandbox: Sandbox) -> None:
         """Give the passing references the metrics ``measured`` holds for them."""
         for reference in self.problem.passing_references():
             reference.metrics = metrics_of(measured.runs[reference.code], sandbox.protocol)
+
+
+def on_scale(result: PairedResult, scale: Mapping[str, float], protocol: MeasurementProtocol
+             ) -> list[ExecutionResult]:
+    """Each candidate's run with each metric of :data:`PAIRED_METRICS` as its ratio to the
+    baseline (the protocol's statistic over rounds) times ``scale``; one without ratios (it
+    failed, or the baseline did) keeps its own values."""
+    return [_scaled(run, {name: protocol.combine(ratios[name]) * scale[name]
+                          for name in PAIRED_METRICS if scale and ratios.get(name)})
+            for run, ratios in zip(result.candidates, result.ratios, strict=True)]
+
+
+def reference_table(references: Sequence[ExecutionResult], protocol: MeasurementProtocol
+                    ) -> dict[str, list[float]]:
+    """The passing references' values per metric key (``time_s`` as the protocol's clock), as
+    :func:`sample_values` ranks a sample among them; empty without a passing reference."""
+    passing = [run for run in references if run.passed]
+    return {key: [float(getattr(run, key)) if key != "time_s" else protocol.time_of(run) for run in passing]
+            for key in OBJECTIVE_KEYS.values()} if passing else {}
 
 
 def _scaled(run: ExecutionResult, values: Mapping[str, float]) -> ExecutionResult:

@@ -54,11 +54,12 @@ from ..benchmarks import metrics
 from ..benchmarks.loaders import runnable_code
 from ..benchmarks.problem import Problem
 from ..benchmarks.references import measure_references, metrics_of
-from ..benchmarks.runner import HEADLINE, SampleResult, sample_values
+from ..benchmarks.runner import HEADLINE, SampleResult, on_scale, reference_table, sample_values
 from ..rewards.components import noise_floor_for, paired_floor
 from ..rewards.engine import METRIC_OF, MIN_ROUNDS, Metrics, Paired
 from ..rewards.extract import completion_text, extract_code
 from ..sandbox import ExecutionResult, Sandbox
+from ..sandbox.measurement import PAIRED_METRICS, MeasurementProtocol, PairedResult
 from ..sandbox.sandbox import in_threads
 from .generators.base import Generator, Prompt, Sampling
 from .prompts import SYSTEM_PROMPT, afterburner_prompt, chat, instruction_for
@@ -304,13 +305,16 @@ class _Loop:
         codes = [_code(text, p.language) for text, p in zip(texts, self.problems, strict=True)]
         paired = self._paired(codes, [best.code if best.passed else None for best in bests])
         for i, (run, why) in enumerate(self._run(codes, skip=set(paired))):
-            pair = None
+            pair, in_round = None, None
             if i in paired:
-                result, pair = paired[i]
-                run, why = metrics_of(result), result.feedback
+                measured = paired[i]
+                run, why, pair = (metrics_of(measured.candidate_result), measured.candidate_result.feedback,
+                                  measured.pair)
             accepted, reason = judge(self.objective, bests[i].metrics, run, pair)
+            if i in paired:
+                in_round = paired[i].best_and_references(accepted, self.sandbox.protocol)
             self._record(i, Step(iteration, codes[i], texts[i], run, bool(run["passed"]), accepted, reason,
-                                 _why(why, errors[i]), prompts[i], generator_error=errors[i]))
+                                 _why(why, errors[i]), prompts[i], generator_error=errors[i]), in_round)
 
     def passing(self) -> int:
         """How many problems have a passing best code."""
@@ -344,23 +348,24 @@ class _Loop:
             raise GenerationFailed(self.generator.name, iteration, reasons, self.trajectories)
         return texts, errors
 
-    def _paired(self, codes: list[str | None], currents: list[str | None]
-                ) -> dict[int, tuple[ExecutionResult, Paired | None]]:
-        """Per problem with a candidate and a passing current code: the candidate's result and its
-        measurement in rounds with the current code on one worker, the problems in parallel."""
+    def _paired(self, codes: list[str | None], currents: list[str | None]) -> dict[int, _InRounds]:
+        """Per problem with a candidate and a passing current code: the candidate, the current code
+        and the problem's passing references measured in the same rounds on one worker, the
+        problems in parallel."""
         todo = {i: (current, code) for i, (code, current) in enumerate(zip(codes, currents, strict=True))
                 if code is not None and current is not None}
         if not todo:
             return {}
         rounds = max(MIN_ROUNDS, self.sandbox.repeats)
 
-        def one(i: int) -> tuple[ExecutionResult, Paired | None]:
+        def one(i: int) -> _InRounds:
             problem, (current, code) = self.problems[i], todo[i]
-            measured = self.sandbox.run_paired(runnable_code(problem, current),
-                                               [runnable_code(problem, code)], problem.tests,
+            base, candidate = runnable_code(problem, current), runnable_code(problem, code)
+            references = [r.code for r in problem.passing_references()]
+            others = [ref for ref in dict.fromkeys(references) if ref not in (base, candidate)]
+            measured = self.sandbox.run_paired(base, [candidate, *others], problem.tests,
                                                problem.language, rounds=rounds)
-            ratios = measured.ratios[0]
-            return measured.candidates[0], Paired(ratios, measured.noise) if ratios else None
+            return _InRounds(base, candidate, references, measured, others)
 
         indices = list(todo)
         return dict(zip(indices, in_threads(one, indices, self.sandbox.workers), strict=True))
@@ -378,12 +383,53 @@ class _Loop:
                 if i not in skip else ({}, "")
                 for i in range(len(codes))]
 
-    def _record(self, index: int, step: Step) -> None:
+    def _record(self, index: int, step: Step,
+                in_round: tuple[dict[str, Any], dict[str, list[float]]] | None = None) -> None:
+        """Append ``step``; its values rank the best code among the references measured with it
+        in ``in_round`` (its metrics and theirs, on one scale), else among those measured when
+        the run started."""
         trajectory, problem = self.trajectories[index], self.problems[index]
         previous = trajectory.steps[-1].best_iteration if trajectory.steps else 0
         step.best_iteration = step.iteration if step.accepted else previous
         trajectory.steps.append(step)
-        step.values = _values(problem, trajectory.best.metrics)
+        step.values = _values(problem, *in_round) if in_round else _values(problem, trajectory.best.metrics)
+
+
+@dataclass
+class _InRounds:
+    """One problem's step measured in rounds: the current code as the baseline, the candidate and
+    the passing references that are neither (``others``) as candidates, in that order."""
+
+    base: str
+    candidate: str
+    references: list[str]
+    measured: PairedResult
+    others: list[str]
+
+    @property
+    def candidate_result(self) -> ExecutionResult:
+        """The candidate's runs, combined."""
+        return self.measured.candidates[0]
+
+    @property
+    def pair(self) -> Paired | None:
+        """The candidate's ratios to the current code and their noise, when both passed."""
+        ratios = self.measured.ratios[0]
+        return Paired(ratios, self.measured.noise) if ratios else None
+
+    def best_and_references(self, accepted: bool, protocol: MeasurementProtocol
+                            ) -> tuple[dict[str, Any], dict[str, list[float]]] | None:
+        """The best code's metrics after the step and the passing references' values, all on the
+        current code's scale from these rounds; None when the current code failed in them."""
+        baseline = self.measured.baseline
+        if not baseline.passed:
+            return None
+        scale = {name: float(getattr(baseline, name)) for name in PAIRED_METRICS}
+        scaled = on_scale(self.measured, scale, protocol)
+        runs = dict(zip([self.candidate, *self.others], scaled, strict=True))
+        runs[self.base] = baseline
+        best = runs[self.candidate if accepted else self.base]
+        return metrics_of(best, protocol), reference_table([runs[code] for code in self.references], protocol)
 
 
 def _originals(problems: list[Problem], original_code: str | Mapping[str, str] | None) -> list[str | None]:
@@ -404,9 +450,12 @@ def _code(text: str, language: str) -> str | None:
     return extract_code(value, language) if value is not None else None
 
 
-def _values(problem: Problem, measured: Mapping[str, Any]) -> dict[str, float]:
-    """The code's Pass@1 and Beyond values, exactly as ``rewardkit bench`` computes them per sample."""
+def _values(problem: Problem, measured: Mapping[str, Any],
+            references: Mapping[str, Sequence[float]] | None = None) -> dict[str, float]:
+    """The code's Pass@1 and Beyond values, exactly as ``rewardkit bench`` computes them per sample;
+    ``references``: the passing references' values measured with it (default: their ``metrics``)."""
     time_s, memory, integral = (float(measured.get(key, 0.0)) for key in METRIC_OF.values())
     status, passed = str(measured.get("status")), bool(measured.get("passed"))
     result = SampleResult(problem.problem_id, 0, "", status, passed, time_s, memory, integral, "")
-    return {name: value for name, value in sample_values(result, problem).items() if name in HEADLINE}
+    return {name: value for name, value in sample_values(result, problem, references).items()
+            if name in HEADLINE}

@@ -12,6 +12,7 @@ import os
 # Never reach a hub: set before any Hugging Face module reads these at import.
 os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 
 from rewardkit.benchmarks.embedded import load_mini
 from rewardkit.benchmarks.problem import Problem
+from rewardkit.benchmarks.references import measure_references
 from rewardkit.sandbox import Sandbox, TestSuite
 from rewardkit.trainers.afterburner import (
     GenerationFailed,
@@ -284,3 +286,23 @@ def test_two_iterations_through_the_local_transformers_generator(tmp_path: Path,
     assert all(isinstance(s.text, str) and s.reason for s in trajectory.steps)
     assert all(s.passed for s in trajectory.steps if s.accepted)  # only passing codes become the best
     assert trajectory.best.passed and trajectory.best_code in {s.code for s in trajectory.steps}
+
+
+def test_later_iterations_rank_the_best_code_among_references_measured_with_it(
+        problems: dict[str, Problem], sandbox: Sandbox) -> None:
+    """References measured long ago (planted here a thousand times faster than they run) rank only
+    the first iteration; from then on the references run in the same rounds as the best code."""
+    missing = copy.deepcopy(problems["mini/missing-number"])
+    measure_references([missing], sandbox, progress=False)
+    for ref in missing.references:
+        assert ref.metrics is not None
+        ref.metrics = {**ref.metrics, "time_s": ref.metrics["time_s"] / 1000}
+    pool = {missing.problem_id: [answer(reference(missing, "naive"))]}
+    [trajectory] = optimize([missing], ReplayGenerator(pool, key=problem_key([missing])), iterations=1,
+                            original_code={missing.problem_id: reference(missing, "sum")},
+                            sandbox=sandbox, progress=False)
+    start, step = trajectory.steps
+    assert not step.accepted and step.best_iteration == 0  # the best code is the original throughout
+    assert start.values["beyond_t"] == 0.0  # slower than every planted figure
+    # in its own rounds it ties with itself, a reference, and beats the naive one
+    assert step.values["beyond_t"] >= 0.5, step.values
