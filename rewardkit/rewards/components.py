@@ -313,7 +313,9 @@ def efficiency(objective: str = "time", noise_floor: float | None = None,
             value, info = _efficiency(view, chosen, noise_floor, None)
             return value, {**info, "objective": chosen}
 
-    return Component(f"efficiency_{objective}", compute, frozenset({"run", "baseline", "paired"}), 0.0)
+    # an instruction count does not follow the host's speed: no rounds with the baseline
+    needs = {"run", "baseline"} if objective == "instructions" else {"run", "baseline", "paired"}
+    return Component(f"efficiency_{objective}", compute, frozenset(needs), 0.0)
 
 
 def row_objective(view: View) -> str:

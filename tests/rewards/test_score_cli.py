@@ -121,6 +121,24 @@ def test_instructions_without_counts_is_a_configuration_error() -> None:
     reward.engine.close()
 
 
+def test_an_instruction_count_is_not_measured_in_rounds() -> None:
+    """A count does not follow the host's speed, so the baseline and the candidate run once each,
+    not in the interleaved rounds a timed gain needs (under valgrind a round takes seconds)."""
+    from rewardkit import rewards
+    from rewardkit.rewards import Engine
+    from rewardkit.sandbox import Sandbox
+
+    class Unpaired(Sandbox):
+        def run_paired(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("an instruction count measured in rounds")
+
+    with Unpaired(workers=1, meter="instructions") as sandbox:
+        reward = rewards.afterburner("instructions", engine=Engine(sandbox=sandbox))
+        [result] = reward.score([{"completion": GOOD, "tests": TESTS, "baseline_code": SLOW}])
+    assert result.components["efficiency_instructions"] > 0.5, result
+    assert reward.engine.executions == 2
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
