@@ -46,7 +46,9 @@ docs-build: $(STAMP)
 # pytest in two parts: the tests that neither time anything nor look machine-wide on TEST_WORKERS
 # xdist workers, then the `serial` ones (tests/conftest.py names them) alone; both parts run, and
 # the target fails if either did.
-TEST_WORKERS ?= 2
+# One more worker than the CI machine's 2 cores: many tests wait on a sandbox, a service or a
+# subprocess, and a third worker fills that time.
+TEST_WORKERS ?= 3
 # The harnesses the agreement corpora compare with (tests/formats/test_agree_*.py): verl's
 # prime_code (VERL_DIR below) and LiveCodeBench's testing_util (LCB_DIR below).
 test: $(STAMP) toolchains docker lint typecheck quality docs-build .cache/verl/.stamp .cache/lcb/.stamp

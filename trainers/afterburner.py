@@ -26,8 +26,9 @@ feedback, i.e. the measured performance (passed, time, memory, integral) and
 the failure text; "Remove Original Code" leaves out the code and keeps its
 performance (and failure text).  Every iteration is a :class:`Step` of the problem's
 :class:`Trajectory`, with the per-sample values of the best code so far
-(Pass@1, Beyond-T/M/I as ``rewardkit bench`` defines them, against
-references measured here); :func:`iteration_metrics` averages them over
+(Pass@1, Beyond-T/M/I as ``rewardkit bench`` defines them, against the
+passing references run in the same rounds as the step's codes, or at
+iteration 0 those measured at the start); :func:`iteration_metrics` averages them over
 problems for the Figure-5 plot, with how many prompts each iteration sent
 and how many of them the generator gave no text for (the reason is in the
 step's ``generator_error``).
