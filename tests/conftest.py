@@ -6,9 +6,9 @@ workers (``--dist loadgroup``), then ``-m serial`` in one process with
 nothing beside it.  :data:`SERIAL` names the tests that go in the serial
 part: those that assert on wall-clock or CPU time, compare the measured cost
 of two runs, or look for leftovers machine-wide.  Tests that share a costly
-session fixture are kept on one xdist worker (:data:`GROUPS`), so that the
-fixture is built once per run: the wheel and its virtualenvs, the Ray
-instance.
+fixture are kept on one xdist worker (:data:`GROUPS`), so that the fixture is
+built once per run: the wheel and its virtualenvs, the Ray instance, and the
+module fixtures that run a batch of real work.
 
 Torch is imported only when a test asks for the model or for one torch thread,
 so that the tests that need neither start without it.
@@ -40,6 +40,7 @@ SERIAL = (
     "formats/test_agree_kodcode.py",  # KodCode's harness: pytest started under a 3 s wall clock
     "sandbox/attacks/test_hidden_work.py",  # measured time and memory compared with an honest run
     "sandbox/test_accounting.py",  # CPU time and peak memory measured; cgroups looked for
+    "sandbox/test_meters.py::test_peak_memory_and_integral_follow_the_allocation",  # integrals compared
     "sandbox/test_batched_calls.py::test_a_call_that_never_returns_ends_the_batch_at_its_limit",
     "sandbox/test_docker.py",  # every rewardkit container of the machine; wall clock
     "sandbox/test_suite_time.py",  # wall clock against the suite's limit
@@ -53,11 +54,15 @@ SERIAL = (
     "trainers/test_generators.py::test_timeout_gives_empty_text",
     "trainers/test_generators.py::test_optimize_against_an_unreachable_server_fails_fast",
 )
-# Test files whose tests share a costly session fixture -> their group: one xdist worker runs them
-# all, so that the fixture is built once (the wheel and its virtualenvs; the Ray instance).
+# Test files whose tests share a costly fixture -> their group: one xdist worker runs them all, so
+# that the fixture is built once (the wheel and its virtualenvs; the Ray instance; a module's batch).
 GROUPS = {"core/test_extras.py": "wheel", "core/test_packaging.py": "wheel",
           "core/test_readme.py": "wheel", "core/test_wheel.py": "wheel",
-          "analyzers/test_ray_batch.py": "ray", "sandbox/test_ray_backend.py": "ray"}
+          "analyzers/test_ray_batch.py": "ray", "sandbox/test_ray_backend.py": "ray",
+          "sandbox/attacks/test_instruction_meter.py": "meter attacks",  # the attacks under valgrind
+          "sandbox/test_pmu_meter.py": "pmu meter",  # the counted runs
+          "formats/test_agree_mbpp.py": "mbpp corpus",  # the corpus judged by MBPP's harness
+          "trainers/test_afterburner.py": "afterburner"}  # the optimisation run
 # A test of another file that runs on the Ray or the docker backend (a parameter names it) joins
 # the "ray" or the "docker" group: a sandbox fixture of each built once, and the leftover checks
 # after a docker test never see the containers of another worker's docker test.

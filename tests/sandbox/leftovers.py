@@ -86,11 +86,13 @@ def fork_servers() -> dict[tuple[int, float], int]:
 
 
 def sandbox_uid_processes() -> dict[tuple[int, float], tuple[int, str]]:
-    """Every process of a sandbox uid: (pid, start time) -> (uid, its command line)."""
+    """Every live process of a sandbox uid: (pid, start time) -> (uid, its command line).  A zombie
+    has ended and holds nothing but its exit status, which its parent (or init, for an orphan)
+    collects; it is not looked at."""
     found = {}
-    for proc in psutil.process_iter(["cmdline", "create_time"]):
+    for proc in psutil.process_iter(["cmdline", "create_time", "status"]):
         uid = _uid(proc)
-        if uid is not None and uid >= SANDBOX_UID_BASE:
+        if uid is not None and uid >= SANDBOX_UID_BASE and proc.info["status"] != psutil.STATUS_ZOMBIE:
             command = " ".join(proc.info["cmdline"] or ())[:120]
             found[(proc.pid, proc.info["create_time"] or 0.0)] = (uid, command)
     return found
@@ -247,7 +249,7 @@ class Snapshot:
         return found
 
 
-def assert_clean(before: Snapshot, wait_s: float = 5.0) -> None:
+def assert_clean(before: Snapshot, wait_s: float = 10.0) -> None:
     """Fail, naming them, if our sandboxes left anything since ``before``.
 
     Killed processes and removed containers may take a moment to go, so the
