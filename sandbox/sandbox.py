@@ -438,10 +438,12 @@ class Sandbox:
         Under ``meter="instructions"``, ``instruction_counter`` says what counts: ``pmu`` or
         ``valgrind``, and after a colon why (the host's PMU, or what it lacks)."""
         found = self._executor.isolation()
-        pmu_note = found.pop("pmu", None)
-        if self.meter == "instructions":
-            on_pmu = pmu.chosen() != "valgrind" and not str(pmu_note).startswith(pmu.NONE)
-            found["instruction_counter"] = f"{'pmu' if on_pmu else 'valgrind'}: {pmu_note}"
+        pmu_note = str(found.pop("pmu", f"{pmu.NONE} (the worker did not say)"))
+        if self.meter == "instructions" and pmu.chosen() == "valgrind":
+            found["instruction_counter"] = f"valgrind: chosen by {pmu.CHOICE}"
+        elif self.meter == "instructions":
+            counter = "valgrind" if pmu_note.startswith(pmu.NONE) else "pmu"
+            found["instruction_counter"] = f"{counter}: {pmu_note}"
         return {**found,
                 "protocol": {"name": self.protocol.name, "statistic": self.protocol.statistic,
                              "clock": self.protocol.clock, "cpus_per_run": self.protocol.cpus}}

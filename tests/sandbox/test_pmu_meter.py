@@ -104,11 +104,14 @@ def test_the_counter_choice_fails_fast_when_it_cannot_be_had(monkeypatch: pytest
             Sandbox(workers=1, meter="instructions")
 
 
-def test_the_sandbox_says_which_counter_counts() -> None:
+def test_the_sandbox_says_which_counter_counts(monkeypatch: pytest.MonkeyPatch) -> None:
     with Sandbox(workers=1, meter="instructions") as sb:
         said = sb.isolation["instruction_counter"]
         assert sb.run("print('ok')", ONE).instructions is not None
+        monkeypatch.setenv(pmu.CHOICE, "valgrind")
+        chosen = sb.isolation["instruction_counter"]
     assert said.startswith("pmu: " if HARDWARE else "valgrind: no hardware instruction counter"), said
+    assert chosen == f"valgrind: chosen by {pmu.CHOICE}"
 
 
 @pytest.mark.skipif(HARDWARE is None, reason=f"this host has {NO_HARDWARE}")
