@@ -59,7 +59,7 @@ from ..benchmarks.runner import HEADLINE, SampleResult, on_scale, reference_tabl
 from ..rewards.components import noise_floor_for, paired_floor
 from ..rewards.engine import METRIC_OF, MIN_ROUNDS, Metrics, Paired
 from ..rewards.extract import completion_text, extract_code
-from ..sandbox import ExecutionResult, Sandbox
+from ..sandbox import Sandbox
 from ..sandbox.measurement import PAIRED_METRICS, MeasurementProtocol, PairedResult
 from ..sandbox.sandbox import in_threads
 from .generators.base import Generator, Prompt, Sampling
@@ -288,7 +288,7 @@ class _Loop:
         """Iteration 0: the given originals, or the first codes :meth:`draft` generated."""
         codes = [code if code is not None else _code(drafts[i][1], self.problems[i].language)
                  for i, code in enumerate(originals)]
-        for i, (run, feedback) in enumerate(self._run(codes)):
+        for i, (run, feedback) in self._run(codes).items():
             prompt, text, error = drafts.get(i, (None, "", None))
             reason = "original" if originals[i] is not None else "generated"
             status = "passes" if run["passed"] else f"fails ({run['status']})"
@@ -305,16 +305,14 @@ class _Loop:
         texts, errors = self._generate(prompts, iteration)
         codes = [_code(text, p.language) for text, p in zip(texts, self.problems, strict=True)]
         paired = self._paired(codes, [best.code if best.passed else None for best in bests])
-        for i, (run, why) in enumerate(self._run(codes, skip=set(paired))):
-            pair, in_round = None, None
-            if i in paired:
-                measured = paired[i]
-                run, why, pair = (metrics_of(measured.candidate_result), measured.candidate_result.feedback,
-                                  measured.pair)
+        alone = self._run(codes, skip=set(paired))
+        for i, code in enumerate(codes):
+            measured = paired.get(i)
+            run, why = alone[i] if measured is None else measured.metrics_and_feedback
+            pair = measured.pair if measured else None
             accepted, reason = judge(self.objective, bests[i].metrics, run, pair)
-            if i in paired:
-                in_round = paired[i].best_and_references(accepted, self.sandbox.protocol)
-            self._record(i, Step(iteration, codes[i], texts[i], run, bool(run["passed"]), accepted, reason,
+            in_round = measured.best_and_references(accepted, self.sandbox.protocol) if measured else None
+            self._record(i, Step(iteration, code, texts[i], run, bool(run["passed"]), accepted, reason,
                                  _why(why, errors[i]), prompts[i], generator_error=errors[i]), in_round)
 
     def passing(self) -> int:
@@ -371,18 +369,18 @@ class _Loop:
         indices = list(todo)
         return dict(zip(indices, in_threads(one, indices, self.sandbox.workers), strict=True))
 
-    def _run(self, codes: list[str | None], skip: Collection[int] = ()) -> list[tuple[dict[str, Any], str]]:
-        """Each code's metrics and feedback; every code that exists runs in one ``run_many``, but
-        those in ``skip`` (measured in pairs instead), which get empty metrics here."""
+    def _run(self, codes: list[str | None], skip: Collection[int] = ()
+             ) -> dict[int, tuple[dict[str, Any], str]]:
+        """Each code's metrics and feedback by index, but those in ``skip`` (measured in pairs
+        instead); every code that exists runs in one ``run_many``."""
         jobs = [(i, (runnable_code(p, code), p.tests, p.language))
                 for i, (p, code) in enumerate(zip(self.problems, codes, strict=True))
                 if code is not None and i not in skip]
         runs = self.sandbox.run_many([job for _, job in jobs])
         results = dict(zip([i for i, _ in jobs], runs, strict=True))
-        return [(metrics_of(results[i]), results[i].feedback) if i in results
+        return {i: (metrics_of(results[i]), results[i].feedback) if i in results
                 else ({"passed": False, "status": NO_CODE}, "no code found in the completion")
-                if i not in skip else ({}, "")
-                for i in range(len(codes))]
+                for i in range(len(codes)) if i not in skip}
 
     def _record(self, index: int, step: Step,
                 in_round: tuple[dict[str, Any], dict[str, list[float]]] | None = None) -> None:
@@ -408,9 +406,10 @@ class _InRounds:
     others: list[str]
 
     @property
-    def candidate_result(self) -> ExecutionResult:
-        """The candidate's runs, combined."""
-        return self.measured.candidates[0]
+    def metrics_and_feedback(self) -> tuple[dict[str, Any], str]:
+        """The candidate's metrics (its runs combined) and its feedback."""
+        result = self.measured.candidates[0]
+        return metrics_of(result), result.feedback
 
     @property
     def pair(self) -> Paired | None:
