@@ -93,8 +93,12 @@ def test_cgroup_method_measures_the_program(programs: dict[str, str]) -> None:
     with Sandbox(workers=1) as sb:
         if not sb.isolation["accounting"]["method"].startswith("cgroup"):
             pytest.skip("no per-run cgroup here")
-        empty = sb.run(EMPTY, SUITE, language="c")
+        first = sb.run(EMPTY, SUITE, language="c")
         touch = sb.run(TOUCH_8MIB, SUITE, language="c")
-    assert empty.passed and touch.passed, (empty.feedback, touch.feedback)
-    assert empty.peak_memory_kb < 4096, empty.peak_memory_kb  # the worker itself is ~11 MB
-    assert touch.peak_memory_kb - empty.peak_memory_kb >= EIGHT_MIB_KB * 0.95
+        again = sb.run(EMPTY, SUITE, language="c")
+    assert first.passed and touch.passed and again.passed, (first.feedback, touch.feedback)
+    # A run is charged for the page cache it brings in: the first one may pay for libc's pages
+    # (768 KiB once, when other tests had pushed them out), which the next runs find cached.
+    empty = min(first.peak_memory_kb, again.peak_memory_kb)
+    assert empty < 4096, empty  # the worker itself is ~11 MB
+    assert touch.peak_memory_kb - empty >= EIGHT_MIB_KB * 0.95, (first, touch, again)
