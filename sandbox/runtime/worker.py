@@ -72,13 +72,14 @@ _OOM_MARKERS = ("MemoryError", "bad_alloc", "OutOfMemoryError", "heap out of mem
 
 @dataclass
 class Job:
-    """The job in progress: its work dir, language, kind, limits, meter and how to start it."""
+    """The job in progress: its work dir, language, kind, limits, instruction counter and how to
+    start it."""
 
     workdir: str
     language: Language
     kind: str  # "program" | "module"
     limits: dict[str, Any]
-    meter: str  # "time" | "instructions"
+    counter: str | None  # what counts instructions: "pmu" or "valgrind"; None under the time meter
     source_file: str
     argv: list[str] | None = None  # exec'd command; None means the fork fast path
     prelude: bool = False
@@ -89,7 +90,11 @@ class Job:
     pytest: bool = False  # run by the pytest runner beside the suite's test module (mode "pytest")
     edition: str = DEFAULT_EDITION
     build: Build | None = None  # a program job's built files, put back after each run
-    counter: str | None = None  # what counts instructions: "pmu", "valgrind", or None (meter "time")
+
+    @property
+    def meter(self) -> str:
+        """``instructions`` when something counts them, else ``time``."""
+        return "time" if self.counter is None else "instructions"
 
     @property
     def slowdown(self) -> int:
@@ -136,7 +141,7 @@ class Worker:
         self.tool_path = tool_path
         self.python = sys.executable
         self.job: Job | None = None
-        self._startup: dict[tuple[str, str, str, bool], dict[str, float]] = {}
+        self._startup: dict[tuple[str, str, str | None, bool], dict[str, float]] = {}
         # Work dirs have fixed names: paths end up in the child's environment and
         # hashed strings, so a fixed path keeps instruction counts identical.
         if self.iso.mount_namespace:  # /tmp is private to this worker
@@ -236,7 +241,7 @@ class Worker:
             return {"ok": False, "error": f"no PMU counter on this host ({self.pmu_note})",
                     "worker_error": True}
         job = self._new_job(language, str(message["code"]), str(message.get("kind", "program")),
-                            limits, meter, counter)
+                            limits, counter)
         job.prelude = bool(message.get("prelude", False))
         job.tests = bool(message.get("tests", False))
         if isinstance(message.get("pytest"), str):
@@ -261,14 +266,14 @@ class Worker:
         return "pmu" if self.pmu_event is not None else None
 
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
-                 meter: str, counter: str | None, name: str = "job") -> Job:
+                 counter: str | None, name: str = "job") -> Job:
         folder = os.path.join(self._root, name)
         workdir.remove(folder)
         os.mkdir(folder, 0o700)
         name = source_name(language, code)
         with open(os.path.join(folder, name), "w", encoding="utf-8", errors="surrogatepass") as fh:
             fh.write(code)
-        return Job(folder, language, kind, limits, meter, name, counter=counter)
+        return Job(folder, language, kind, limits, counter, name)
 
     def _env(self, job: Job) -> dict[str, str]:
         return {
@@ -467,11 +472,11 @@ class Worker:
         Measured once per worker (median of 3 for time) and subtracted from
         exec'd runs, so reported figures cover the solution's own work.
         """
-        key = (job.language.name, job.kind, job.counter or job.meter, job.pytest)
+        key = (job.language.name, job.kind, job.counter, job.pytest)
         if key not in self._startup:
             self._startup[key] = {"time_s": 0.0, "instructions": 0.0}  # guards recursion
             probe = self._new_job(job.language, job.language.hello, job.kind, dict(job.limits),
-                                  job.meter, job.counter, name="probe")
+                                  job.counter, name="probe")
             probe.prelude = job.prelude
             if job.pytest:
                 probe.pytest = True
