@@ -359,12 +359,8 @@ class _Loop:
 
         def one(i: int) -> _InRounds:
             problem, (current, code) = self.problems[i], todo[i]
-            base, candidate = runnable_code(problem, current), runnable_code(problem, code)
-            references = [r.code for r in problem.passing_references()]
-            others = [ref for ref in dict.fromkeys(references) if ref not in (base, candidate)]
-            measured = self.sandbox.run_paired(base, [candidate, *others], problem.tests,
-                                               problem.language, rounds=rounds)
-            return _InRounds(base, candidate, references, measured, others)
+            return _InRounds.measure(self.sandbox, problem, runnable_code(problem, current),
+                                     runnable_code(problem, code), rounds)
 
         indices = list(todo)
         return dict(zip(indices, in_threads(one, indices, self.sandbox.workers), strict=True))
@@ -397,13 +393,25 @@ class _Loop:
 @dataclass
 class _InRounds:
     """One problem's step measured in rounds: the current code as the baseline, the candidate and
-    the passing references that are neither (``others``) as candidates, in that order."""
+    the passing references that are neither (:attr:`others`) as candidates, in that order."""
 
     base: str
     candidate: str
     references: list[str]
     measured: PairedResult
-    others: list[str]
+
+    @classmethod
+    def measure(cls, sandbox: Sandbox, problem: Problem, base: str, candidate: str, rounds: int) -> _InRounds:
+        """Run ``base``, ``candidate`` and ``problem``'s passing references in ``rounds`` rounds."""
+        references = [r.code for r in problem.passing_references()]
+        measured = sandbox.run_paired(base, [candidate, *_others(references, base, candidate)],
+                                      problem.tests, problem.language, rounds=rounds)
+        return cls(base, candidate, references, measured)
+
+    @property
+    def others(self) -> list[str]:
+        """The references measured as candidates of their own."""
+        return _others(self.references, self.base, self.candidate)
 
     @property
     def metrics_and_feedback(self) -> tuple[dict[str, Any], str]:
@@ -430,6 +438,11 @@ class _InRounds:
         runs[self.base] = baseline
         best = runs[self.candidate if accepted else self.base]
         return metrics_of(best, protocol), reference_table([runs[code] for code in self.references], protocol)
+
+
+def _others(references: list[str], base: str, candidate: str) -> list[str]:
+    """The references' distinct codes, but ``base`` and ``candidate``."""
+    return [ref for ref in dict.fromkeys(references) if ref not in (base, candidate)]
 
 
 def _originals(problems: list[Problem], original_code: str | Mapping[str, str] | None) -> list[str | None]:
