@@ -332,9 +332,10 @@ class Sandbox:
             raise ValueError(f"unknown sandbox backend {backend!r}; use one of {BACKENDS}")
         if meter not in METERS:
             raise ValueError(f"unknown meter {meter!r}; use 'time' or 'instructions'")
-        if meter == "instructions" and pmu.chosen() == "pmu" and backend == "local" \
-                and pmu.host_event()[0] is None:
-            raise ValueError(f"{pmu.CHOICE}=pmu, but {pmu.host_event()[1]} here: unset it or use 'valgrind'")
+        if meter == "instructions" and pmu.chosen() == "pmu" and backend == "local":
+            event, why = pmu.host_event()
+            if event is None:
+                raise ValueError(f"{pmu.CHOICE}=pmu, but {why} here: unset it or use 'valgrind'")
         self.protocol = measurement.protocol(protocol)
         if repeats is not None and repeats < 1:
             raise ValueError("repeats must be at least 1")
