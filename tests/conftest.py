@@ -48,6 +48,7 @@ SERIAL = (
     "sandbox/test_ray_cluster.py",  # Ray's health checks against the time a crashed node takes
     "sandbox/test_worker_faults.py::test_a_stopped_worker_gives_sandbox_error_within_the_reply_timeout",
     "rewards/test_noise_floor.py::test_identical_work_scores_zero_in_the_median",  # times compared
+    "rewards/test_paired_efficiency.py",  # gains measured in rounds: their signs asserted
     "serve/test_analysis_hog.py",  # a small request's time compared with a hog's
     "serve/test_client_restart.py::test_a_service_that_does_not_come_back",
     "serve/test_fair_share.py",  # turns of the scheduler timed
