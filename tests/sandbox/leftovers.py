@@ -11,7 +11,10 @@ never fail the check:
   belong to someone else's run in progress and are not looked at.
 * **files and folders owned by a sandbox uid** (>= 100000) anywhere under
   /tmp, /var/tmp and /dev/shm: a sandbox keeps a solution's writes on private
-  mounts, so such a file on the host escaped.
+  mounts, so such a file on the host escaped.  A run has its uid as its only
+  group, so a folder that neither belongs to a sandbox uid or gid nor lets
+  others pass (pytest's 0700 temporary folders, with their virtualenvs) holds
+  nothing a run could have made, and is not walked.
 * **fork servers** (a worker's root helper that forks its runs) whose worker is
   gone: each must end with its worker.  A Python run the fork server forked
   keeps its argv, so a process whose parent is a fork server is a run (checked
@@ -103,8 +106,15 @@ def _worker_of(uid: int) -> int:
 
 
 # -- files -------------------------------------------------------------------------------------------
+def _passable(info: os.stat_result) -> bool:
+    """Whether a sandbox uid (whose only group is its uid) may pass through this folder."""
+    return bool(info.st_mode & stat.S_IXOTH) or info.st_uid >= SANDBOX_UID_BASE \
+        or info.st_gid >= SANDBOX_UID_BASE
+
+
 def _walk(root: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Every path under ``root`` (not following links) with its lstat; unreadable parts skipped."""
+    """Every path under ``root`` that a sandbox uid could reach (not following links) with its
+    lstat; unreadable parts skipped."""
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -116,7 +126,7 @@ def _walk(root: str) -> Iterator[tuple[str, os.stat_result]]:
                     except OSError:
                         continue
                     yield entry.path, info
-                    if stat.S_ISDIR(info.st_mode):
+                    if stat.S_ISDIR(info.st_mode) and _passable(info):
                         stack.append(entry.path)
         except OSError:
             continue

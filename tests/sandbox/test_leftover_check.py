@@ -1,10 +1,13 @@
 """The leftover check itself (``leftovers.py``): it names a live process a sandbox uid left behind,
-and passes over one that has ended and waits only for its exit status to be collected."""
+and passes over one that has ended and waits only for its exit status to be collected; it names a
+file a sandbox uid made wherever a run could reach, and does not walk folders no run can enter."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,3 +54,27 @@ def test_a_live_orphaned_process_is_named_and_a_zombie_is_not(stays: bool) -> No
             time.sleep(0.05)
         named = [line for line in before.leftovers() if line.startswith(f"process {pid} ")]
     assert bool(named) == stays, named
+
+
+@pytest.mark.parametrize(("folder_mode", "found"), [(0o1777, True), (0o711, True), (0o700, False)],
+                         ids=["world-writable", "passable", "closed"])
+def test_a_sandbox_uids_file_is_named_where_a_run_could_have_made_it(folder_mode: int, found: bool) -> None:
+    """Under a root folder others may pass through, a file of a sandbox uid is named; under a 0700
+    one (where pytest keeps its temporary folders and virtualenvs) no run could have made it, and
+    the check does not walk there."""
+    before = leftovers.Snapshot.take()
+    root = tempfile.mkdtemp(prefix="rk-leftover-check-", dir="/tmp")  # nosec B108 - the root a run sees
+    try:
+        os.chmod(root, folder_mode)
+        inner = os.path.join(root, "inner")
+        os.mkdir(inner, 0o777)
+        os.chmod(inner, 0o777)
+        planted = os.path.join(inner, "escaped")
+        with open(planted, "w", encoding="ascii") as handle:
+            handle.write("x")
+        uid = gone_worker_uid()
+        os.chown(planted, uid, uid)
+        named = [line for line in before.leftovers() if line.startswith(f"file {planted} ")]
+    finally:
+        shutil.rmtree(root)
+    assert bool(named) == found, named
