@@ -19,6 +19,7 @@ from rewardkit.rewards import WEIGHTS
 
 TESTS = {"mode": "stdio", "cases": [{"input": f"{n}\n", "output": f"{n * (n + 1) // 2}\n"}
                                     for n in (3, 100, 2000)]}
+LAST_CASE = {"mode": "stdio", "cases": TESTS["cases"][-1:]}  # one run per program under valgrind
 GOOD = "Here you go:\n```python\nn = int(input())\nprint(n * (n + 1) // 2)\n```\n"
 WRONG = "n = int(input())\nprint(n)\n"
 SLOW = "n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\nprint(total)\n"
@@ -26,8 +27,8 @@ SLOW = "n = int(input())\ntotal = 0\nfor i in range(n + 1):\n    total += i\npri
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, str]:
-    contents = {"tests.json": json.dumps(TESTS), "good.md": GOOD, "wrong.py": WRONG,
-                "slow.py": SLOW, "broken.json": "{nope"}
+    contents = {"tests.json": json.dumps(TESTS), "last_case.json": json.dumps(LAST_CASE), "good.md": GOOD,
+                "wrong.py": WRONG, "slow.py": SLOW, "broken.json": "{nope"}
     for name, text in contents.items():
         (tmp_path / name).write_text(text)
     return {name.split(".")[0]: str(tmp_path / name) for name in contents}
@@ -102,7 +103,7 @@ def test_the_instruction_count_objective_is_measured_with_the_instruction_meter(
         files: dict[str, str], capsys: pytest.CaptureFixture[str], repeats: list[str]) -> None:
     """``--objective instructions`` (offered by the CLI, accepted by the efficiency reward) counts
     instructions: the baseline's loop costs far more than the closed form."""
-    scored = score_json(capsys, files["good"], "--tests", files["tests"], "--preset", "afterburner",
+    scored = score_json(capsys, files["good"], "--tests", files["last_case"], "--preset", "afterburner",
                         "--baseline", files["slow"], "--objective", "instructions", *repeats)
     info = scored["info"]["efficiency_instructions"]
     assert info["e_in"] > 3 * info["e_out"] > 0, info
@@ -134,7 +135,7 @@ def test_an_instruction_count_is_not_measured_in_rounds() -> None:
 
     with Unpaired(workers=1, meter="instructions") as sandbox:
         reward = rewards.afterburner("instructions", engine=Engine(sandbox=sandbox))
-        [result] = reward.score([{"completion": GOOD, "tests": TESTS, "baseline_code": SLOW}])
+        [result] = reward.score([{"completion": GOOD, "tests": LAST_CASE, "baseline_code": SLOW}])
     assert result.components["efficiency_instructions"] > 0.5, result
     assert reward.engine.executions == 2
 
