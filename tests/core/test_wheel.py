@@ -13,6 +13,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from installed import Installed, free_port, serving, stop
@@ -124,7 +125,9 @@ def test_bench_on_the_embedded_references(installed: Installed, tmp_path: Path) 
         json.loads(line)["problem_id"] for line in solutions.read_text().splitlines()}
 
 
-def test_demo(installed: Installed, tmp_path: Path) -> None:
+def test_demo_runs_and_its_candidates_behave(installed: Installed, tmp_path: Path) -> None:
+    """``rewardkit demo`` (what ``make demo`` runs): the bundled candidates get the verdicts and
+    rewards their kinds promise."""
     start = time.monotonic()
     out = _ok(installed.rewardkit("demo", "--out", "demo", cwd=tmp_path, timeout=600))
     seconds = time.monotonic() - start
@@ -132,6 +135,33 @@ def test_demo(installed: Installed, tmp_path: Path) -> None:
     written = {path.name for path in (tmp_path / "demo").iterdir()}
     assert {"report.json", "report.md", "demo.json", "metrics.png"} <= written
     print(f"rewardkit demo: {seconds:.1f} s")
+    rows = json.loads((tmp_path / "demo" / "demo.json").read_text())
+    data = (installed.site_packages / "rewardkit" / "data" / "demo_solutions.jsonl").read_text()
+    kinds = {(c["problem_id"], c["label"]): c["kind"] for c in map(json.loads, data.splitlines())}
+    assert len(rows) == len(kinds) >= 20
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_kind.setdefault(kinds[row["problem_id"], row["label"]], []).append(row)
+    assert all(r["status"] == "passed" for k in ("correct-fast", "correct-slow", "messy-correct")
+               for r in by_kind[k])
+    assert all(r["status"] == "wrong_answer" for r in by_kind["wrong"])
+    assert all(r["status"] not in ("passed", "sandbox_error") for r in by_kind["hostile"])
+    assert not Path("/tmp/rewardkit-demo-was-here").exists()  # nosec B108 - where a hostile one writes
+    # rewards order the kinds: fast beats slow beats wrong; messy code loses quality to the clean one
+    for problem in {r["problem_id"] for r in by_kind["correct-slow"]}:
+        fast, slow, wrong = (next(r for r in by_kind[k] if r["problem_id"] == problem)
+                             for k in ("correct-fast", "correct-slow", "wrong"))
+        assert fast["reward"]["value"] > slow["reward"]["value"] > wrong["reward"]["value"]
+        # several times faster (5.7x to 25x in one run here); Beyond-T ranks the two among the same
+        # references, so it cannot put the slow above the fast, but both may land between the same
+        # two references when the machine slows the fast one's runs for a moment
+        assert 3 * fast["time_s"] < slow["time_s"]
+        assert fast["values"]["beyond_t"] >= slow["values"]["beyond_t"]
+    for messy in by_kind["messy-correct"]:
+        clean = next(r for r in by_kind["correct-fast"] if r["problem_id"] == messy["problem_id"])
+        assert messy["reward"]["components"]["quality"] < clean["reward"]["components"]["quality"]
+    report = json.loads((tmp_path / "demo" / "report.json").read_text())
+    assert {"pass@1", "beyond_t", "beyond_m", "beyond_i"} <= set(report["metrics"])
 
 
 def test_serve_answers_health_and_stops_on_sigint(installed: Installed, tmp_path: Path) -> None:
