@@ -63,7 +63,8 @@ GROUPS = {"core/test_extras.py": "wheel", "core/test_packaging.py": "wheel",
           "sandbox/attacks/test_instruction_meter.py": "meter attacks",  # the attacks under valgrind
           "sandbox/test_pmu_meter.py": "pmu meter",  # the counted runs
           "formats/test_agree_mbpp.py": "mbpp corpus",  # the corpus judged by MBPP's harness
-          "trainers/test_afterburner.py": "afterburner"}  # the optimisation run
+          "trainers/test_afterburner.py": "afterburner",  # the optimisation run
+          "envs/test_verifiers.py": "verifiers"}  # verifiers' port files, removed once its tests end
 # A test of another file that runs on the Ray or the docker backend (a parameter names it) joins
 # the "ray" or the "docker" group: a sandbox fixture of each built once, and the leftover checks
 # after a docker test never see the containers of another worker's docker test.

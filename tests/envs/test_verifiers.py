@@ -1,12 +1,19 @@
 """The verifiers (0.4) adapter driven through verifiers' own ``Rollout``: its subprocess runtime,
 interception server and state channel, the adapter's tool server started by verifiers, and a
-harness that plays a scripted agent (MCP tool calls, no model); rewards compared with CodeEnv's."""
+harness that plays a scripted agent (MCP tool calls, no model); rewards compared with CodeEnv's.
+
+verifiers learns a local tool server's port from a ``/tmp/vf-port-<hex>`` file that it never
+removes; the tests remove the ones their rollouts made (the file runs on one xdist worker, so
+no other test's port file is touched while verifiers waits on it)."""
 
 from __future__ import annotations
 
 import asyncio
+import glob
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +38,16 @@ from competitive_rows import ROWS, STDIO_RIGHT, STDIO_WRONG
 ROW = {"tests": {"mode": "stdio", "cases": [{"input": "2\n", "output": "4\n"},
                                             {"input": "5\n", "output": "10\n"}]}}
 LIMIT_S = 60.0
+PORT_FILES = "/tmp/vf-port-*"  # nosec B108 - verifiers' own path, only removed here
+
+
+@pytest.fixture(autouse=True, scope="module")
+def remove_port_files() -> Iterator[None]:
+    """Remove the port files verifiers left for this module's tool servers."""
+    before = set(glob.glob(PORT_FILES))
+    yield
+    for path in set(glob.glob(PORT_FILES)) - before:
+        os.remove(path)
 
 
 class ScriptedHarness(vf.Harness[vf.HarnessConfig]):
