@@ -43,6 +43,7 @@ SERIAL = (
     "sandbox/test_meters.py::test_peak_memory_and_integral_follow_the_allocation",  # integrals compared
     "sandbox/test_batched_calls.py::test_a_call_that_never_returns_ends_the_batch_at_its_limit",
     "sandbox/test_docker.py",  # every rewardkit container of the machine; wall clock
+    "sandbox/test_leftover_check.py",  # plants what the other tests' leftover checks look for
     "sandbox/test_suite_time.py",  # wall clock against the suite's limit
     "sandbox/test_ray_backend.py::test_no_answer_in_time_is_a_sandbox_error",
     "sandbox/test_ray_cluster.py",  # Ray's health checks against the time a crashed node takes
