@@ -436,15 +436,16 @@ class Sandbox:
     def isolation(self) -> dict[str, Any]:
         """What the workers could switch on (namespaces, uid, ...), from a live worker, and the
         measurement protocol (its name, and ``cpus_per_run``: None when runs are not pinned).
-        Under ``meter="instructions"``, ``instruction_counter`` says what counts: ``pmu`` or
-        ``valgrind``, and after a colon why (the host's PMU, or what it lacks)."""
+        Under ``meter="instructions"``, ``instruction_counter`` says what counts: ``pmu``,
+        ``valgrind`` (or ``none``: a PMU required where the workers have none), and after a colon
+        why (the choice, the host's PMU, or what it lacks)."""
         found = self._executor.isolation()
-        pmu_note = str(found.pop("pmu", f"{pmu.NONE} (the worker did not say)"))
-        if self.meter == "instructions" and pmu.chosen() == "valgrind":
-            found["instruction_counter"] = f"valgrind: chosen by {pmu.CHOICE}"
-        elif self.meter == "instructions":
-            counter = "valgrind" if pmu_note.startswith(pmu.NONE) else "pmu"
-            found["instruction_counter"] = f"{counter}: {pmu_note}"
+        host = found.pop("pmu", {"counts": False, "note": f"{pmu.NONE} (the worker did not say)"})
+        if self.meter == "instructions":
+            choice = pmu.chosen()
+            counter = pmu.counter_for(choice, bool(host["counts"]))
+            why = f"chosen by {pmu.CHOICE}" if choice == "valgrind" else host["note"]
+            found["instruction_counter"] = f"{counter or 'none'}: {why}"
         return {**found,
                 "protocol": {"name": self.protocol.name, "statistic": self.protocol.statistic,
                              "clock": self.protocol.clock, "cpus_per_run": self.protocol.cpus}}

@@ -99,6 +99,14 @@ def chosen() -> str:
     return choice
 
 
+def counter_for(choice: str, has_pmu: bool) -> str | None:
+    """What counts under ``choice`` on a host with or without a PMU: ``pmu`` or ``valgrind``;
+    None for ``pmu`` where the host has none."""
+    if choice == "valgrind" or (choice == "auto" and not has_pmu):
+        return "valgrind"
+    return "pmu" if has_pmu else None
+
+
 def host_event() -> tuple[Event | None, str]:
     """The instruction event when this host's kernel counts it for us, with why not otherwise."""
     try:

@@ -187,7 +187,8 @@ class Worker:
         op = message.get("op")
         if op == "hello":
             return {"ok": True, "pid": os.getpid(), "python": sys.version.split()[0],
-                    "isolation": self.iso.to_dict() | {"pmu": self.pmu_note}}
+                    "isolation": self.iso.to_dict() | {"pmu": {"counts": self.pmu_event is not None,
+                                                               "note": self.pmu_note}}}
         if op == "begin":
             self.end()
             return self.begin(message)
@@ -236,7 +237,8 @@ class Worker:
             return {"ok": False, "status": "compile_error", "message": str(exc)}
         limits = protocol.LIMIT_DEFAULTS | dict(message.get("limits", {}))
         meter = str(message.get("meter", "time"))
-        counter = self._counter(str(message.get("counter", "auto"))) if meter == "instructions" else None
+        counter = pmu.counter_for(str(message.get("counter", "auto")), self.pmu_event is not None) \
+            if meter == "instructions" else None
         if counter is None and meter == "instructions":
             return {"ok": False, "error": f"no PMU counter on this host ({self.pmu_note})",
                     "worker_error": True}
@@ -258,12 +260,6 @@ class Worker:
             job.build = Build.record(job.workdir)
             return {"ok": True}
         return self._start_module(job)
-
-    def _counter(self, choice: str) -> str | None:
-        """The counter a job's ``counter`` choice gets on this host; None for a PMU it lacks."""
-        if choice == "valgrind" or (choice == "auto" and self.pmu_event is None):
-            return "valgrind"
-        return "pmu" if self.pmu_event is not None else None
 
     def _new_job(self, language: Language, code: str, kind: str, limits: dict[str, Any],
                  counter: str | None, name: str = "job") -> Job:

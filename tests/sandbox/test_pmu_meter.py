@@ -94,6 +94,14 @@ def test_a_counter_the_kernel_refuses_fails_the_worker_not_the_solution() -> Non
     assert report["left"] == 0  # the held run was reaped, not left waiting
 
 
+@pytest.mark.parametrize(("choice", "has_pmu", "counter"), [
+    ("auto", True, "pmu"), ("auto", False, "valgrind"), ("pmu", True, "pmu"), ("pmu", False, None),
+    ("valgrind", True, "valgrind"), ("valgrind", False, "valgrind")])
+def test_each_choice_gets_its_counter(choice: str, has_pmu: bool, counter: str | None) -> None:
+    """What the worker counts with, and what ``Sandbox.isolation`` says it counts with."""
+    assert pmu.counter_for(choice, has_pmu) == counter
+
+
 def test_the_counter_choice_fails_fast_when_it_cannot_be_had(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(pmu.CHOICE, "perf")
     with pytest.raises(ValueError, match="auto, pmu, valgrind"):
@@ -110,8 +118,11 @@ def test_the_sandbox_says_which_counter_counts(monkeypatch: pytest.MonkeyPatch) 
         assert sb.run("print('ok')", ONE).instructions is not None
         monkeypatch.setenv(pmu.CHOICE, "valgrind")
         chosen = sb.isolation["instruction_counter"]
+        monkeypatch.setenv(pmu.CHOICE, "pmu")  # a job now asks the worker for a PMU
+        required = sb.isolation["instruction_counter"]
     assert said.startswith("pmu: " if HARDWARE else "valgrind: no hardware instruction counter"), said
     assert chosen == f"valgrind: chosen by {pmu.CHOICE}"
+    assert required.startswith("pmu: " if HARDWARE else "none: no hardware instruction counter"), required
 
 
 @pytest.mark.skipif(HARDWARE is None, reason=f"this host has {NO_HARDWARE}")
