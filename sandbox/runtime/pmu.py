@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .mounts import libc
 
-_SYSCALL = {"x86_64": 298, "aarch64": 241}  # perf_event_open's number
+PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}  # perf_event_open's number
 _FD_CLOEXEC = 8  # PERF_FLAG_FD_CLOEXEC
 _READ_TIMES = 1 | 2  # PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING
 # perf_event_attr's flag bits
@@ -63,7 +63,7 @@ def open_counter(event: Event, pid: int, on_exec: bool = True) -> int:
     """A descriptor counting ``event`` in process ``pid`` and everything it starts from now on
     (user space only); with ``on_exec``, counting begins at the process's next ``exec``,
     else at once.  OSError when the kernel refuses (no such event, no permission)."""
-    number = _SYSCALL.get(platform.machine())
+    number = PERF_EVENT_OPEN.get(platform.machine())
     if number is None:
         raise OSError(errno.ENOSYS, f"no perf_event_open number known for {platform.machine()}")
     flags = _INHERIT | _EXCLUDE_KERNEL | _EXCLUDE_HV | (_DISABLED | _ENABLE_ON_EXEC if on_exec else 0)

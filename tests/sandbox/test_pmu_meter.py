@@ -12,6 +12,7 @@ hardware event itself is checked where the host has one.
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 
@@ -20,6 +21,8 @@ import pytest
 from rewardkit.sandbox import Sandbox, TestSuite
 from rewardkit.sandbox.runtime import pmu
 
+pytestmark = pytest.mark.skipif(platform.machine() not in pmu.PERF_EVENT_OPEN,
+                                reason=f"no perf_event_open number known for {platform.machine()}")
 ONE = TestSuite.from_dict({"mode": "stdio", "cases": [{"input": "", "output": "ok\n"}]})
 HARDWARE, NO_HARDWARE = pmu.host_event()
 WORK = "s = 0\nfor i in range(1_500_000):\n    s += i\n"
@@ -37,7 +40,8 @@ CODES = {
                                                      f"ctypes.CDLL(None).prctl(31, 0, 0, 0, 0)\n{WORK}"),
 }
 OPEN_COUNTER = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-                "print(libc.syscall(298, 0, 0, -1, -1, 0), ctypes.get_errno())\n")
+                f"print(libc.syscall({pmu.PERF_EVENT_OPEN.get(platform.machine())}, 0, 0, -1, -1, 0),"
+                " ctypes.get_errno())\n")
 
 # A real worker in a process of its own (it enters namespaces), its counter the task clock.
 DRIVE = """
